@@ -1,0 +1,1 @@
+"""shiori: a Slack knowledge bot over one SQLite file."""

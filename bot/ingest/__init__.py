@@ -1,0 +1,1 @@
+"""Getting documents in: read or fetch, extract, chunk, embed, store."""

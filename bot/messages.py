@@ -1,0 +1,117 @@
+"""Every user-facing string, Japanese (default) and English, in the seed's wording."""
+
+from __future__ import annotations
+
+from bot.answer import Answer
+from bot.ingest.pipeline import IngestSummary
+from storage.records import Stats
+
+Locale = str
+
+_TEXT: dict[str, dict[str, str]] = {
+    "ja": {
+        "added": "ページを取り込みました: {url} ({chunks}チャンク)",
+        "unchanged": "変更はありません: {url} (取り込み済み)",
+        "ingest_failed": (
+            "エラー: ページの取り込みに失敗しました。\n     URL: {url}\n     原因: {cause}"
+        ),
+        "folder_done": "└─ 完了: {pages}ページ / {chunks}チャンク / エラー: {errors}件",
+        "failed_item": "     ✗ {url}\n       原因: {cause}",
+        "status": "ナレッジベース統計:\n     総チャンク数: {chunks}\n     ソースURL数: {sources}",
+        "status_detail": (
+            "     内訳: {kinds}\n     DBサイズ: {size}\n     埋め込みモデル: {model} ({dim}次元)"
+        ),
+        "deleted": "削除しました: {url} ({chunks}チャンク)",
+        "not_stored": "エラー: {url} はナレッジベースにありません。",
+        "not_found": "ナレッジベースに該当する情報が見つかりませんでした。",
+        "sources": "参照元:",
+        "llm_unavailable": "(LLM に接続できなかったため、該当箇所の抜粋を表示しています)",
+        "error": "エラー: {cause}",
+        "web_later": "URL の取り込み (rag add/crawl <URL>) はこの版ではまだ使えません。"
+        "ローカルファイルは rag add <パス> で取り込めます。",
+        "help": "使い方: {usage}\nそれ以外の入力は質問として扱います。",
+    },
+    "en": {
+        "added": "Added page: {url} ({chunks} chunks)",
+        "unchanged": "No change: {url} (already stored)",
+        "ingest_failed": "Error: could not add the page.\n     URL: {url}\n     Cause: {cause}",
+        "folder_done": "└─ Done: {pages} pages / {chunks} chunks / errors: {errors}",
+        "failed_item": "     ✗ {url}\n       Cause: {cause}",
+        "status": "Knowledge base:\n     Chunks: {chunks}\n     Source URLs: {sources}",
+        "status_detail": (
+            "     By kind: {kinds}\n     Database size: {size}\n"
+            "     Embedding model: {model} ({dim} dimensions)"
+        ),
+        "deleted": "Deleted: {url} ({chunks} chunks)",
+        "not_stored": "Error: {url} is not in the knowledge base.",
+        "not_found": "Nothing in the knowledge base answers this.",
+        "sources": "Sources:",
+        "llm_unavailable": "(The LLM could not be reached; showing the relevant passages instead.)",
+        "error": "Error: {cause}",
+        "web_later": "Adding URLs (rag add/crawl <URL>) is not available in this version yet. "
+        "Add local files with rag add <path>.",
+        "help": "Usage: {usage}\nAnything else is taken as a question.",
+    },
+}
+
+
+def text(locale: Locale, key: str, **values: object) -> str:
+    table = _TEXT.get(locale, _TEXT["ja"])
+    return table[key].format(**values)
+
+
+def human_size(size: int) -> str:
+    value = float(size)
+    for unit in ("B", "KB", "MB", "GB"):
+        if value < 1024 or unit == "GB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{value:.1f} GB"
+
+
+def status(locale: Locale, stats: Stats) -> str:
+    kinds = ", ".join(f"{kind} {count}" for kind, count in sorted(stats.chunks_by_kind.items()))
+    return "\n".join(
+        [
+            text(locale, "status", chunks=stats.chunks, sources=stats.sources),
+            text(
+                locale,
+                "status_detail",
+                kinds=kinds or "-",
+                size=human_size(stats.db_bytes),
+                model=stats.embedding_model or "-",
+                dim=stats.embedding_dim,
+            ),
+        ]
+    )
+
+
+def ingest_summary(locale: Locale, summary: IngestSummary) -> str:
+    lines = [
+        text(
+            locale,
+            "folder_done",
+            pages=summary.stored + summary.unchanged,
+            chunks=summary.chunks,
+            errors=len(summary.failures),
+        )
+    ]
+    lines.extend(
+        text(locale, "failed_item", url=url, cause=cause) for url, cause in summary.failures.items()
+    )
+    return "\n".join(lines)
+
+
+def answer(locale: Locale, result: Answer) -> str:
+    if not result.found:
+        return text(locale, "not_found")
+    parts = [result.text]
+    if result.note:
+        parts.append(text(locale, result.note))
+    if result.citations:
+        parts.append(text(locale, "sources"))
+        parts.extend(
+            f"[{c.number}] {c.title} — {c.url}" if c.title else f"[{c.number}] {c.url}"
+            for c in result.citations
+        )
+    return "\n".join(parts)

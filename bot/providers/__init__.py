@@ -1,0 +1,1 @@
+"""Outside capabilities (embeddings, LLM), each behind a Protocol."""

@@ -1,0 +1,1 @@
+"""Finding chunks: keyword, vector and fused searches with per-stage timings."""
