@@ -7,17 +7,24 @@ cause become `ShioriError`s with a message fit to show.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from pathlib import Path
 
 from bot import messages
 from bot.answer import Turn
 from bot.commands import USAGE, Add, Ask, Command, Crawl, Delete, Help, Status
-from bot.errors import ShioriError
+from bot.errors import IngestError, ShioriError
 from bot.ingest.local import read_path
-from bot.ingest.pipeline import ProgressCallback
+from bot.ingest.pipeline import EventKind, ProgressCallback
 from bot.services import Services
 
 logger = logging.getLogger(__name__)
+
+Notify = Callable[[str], None]
+
+
+def _ignore(message: str) -> None:
+    return None
 
 
 def _is_web_url(target: str) -> bool:
@@ -41,14 +48,21 @@ class Assistant:
         *,
         history: list[Turn] | None = None,
         progress: ProgressCallback | None = None,
+        notify: Notify | None = None,
     ) -> str:
+        """The final reply to `command`; `notify` receives interim messages (crawl start),
+        `progress` every page's event."""
         try:
-            return await self._dispatch(command, history, progress)
+            return await self._dispatch(command, history, progress, notify or _ignore)
         except ShioriError as exc:
-            return self._text("error", cause=str(exc))
+            return self._text("error", cause=messages.failure_cause(self._locale, exc))
 
     async def _dispatch(
-        self, command: Command, history: list[Turn] | None, progress: ProgressCallback | None
+        self,
+        command: Command,
+        history: list[Turn] | None,
+        progress: ProgressCallback | None,
+        notify: Notify,
     ) -> str:
         match command:
             case Ask(question):
@@ -59,10 +73,13 @@ class Assistant:
                 return self._text("help", usage=USAGE)
             case Delete(target):
                 return self.delete(target)
+            case Add(target) if _is_web_url(target):
+                return await self.add_url(target, progress)
             case Add(target):
-                return await self.add(target, progress)
-            case Crawl():
-                return self._text("web_later")
+                return await self.add_local(target, progress)
+            case Crawl(url, pattern):
+                notify(self._text("crawl_started"))
+                return await self.crawl(url, pattern, progress)
         raise ShioriError(f"unknown command: {command}")
 
     async def ask(self, question: str, history: list[Turn] | None = None) -> str:
@@ -88,9 +105,25 @@ class Assistant:
             return self._text("not_stored", url=url)
         return self._text("deleted", url=url, chunks=removed)
 
-    async def add(self, target: str, progress: ProgressCallback | None) -> str:
-        if _is_web_url(target):
-            return self._text("web_later")
+    async def add_url(self, url: str, progress: ProgressCallback | None) -> str:
+        try:
+            event = await self._services.web.ingest_page(url, progress)
+        except IngestError as exc:
+            cause = messages.failure_cause(self._locale, exc)
+            return self._text("ingest_failed", url=url, cause=cause)
+        if event.kind is EventKind.UNCHANGED:
+            return self._text("unchanged", url=event.url)
+        return self._text("added", url=event.url, chunks=event.chunks)
+
+    async def crawl(self, url: str, pattern: str, progress: ProgressCallback | None) -> str:
+        try:
+            report = await self._services.web.ingest_from_index(url, pattern, progress)
+        except IngestError as exc:
+            cause = messages.failure_cause(self._locale, exc)
+            return self._text("crawl_failed", url=url, cause=cause)
+        return messages.ingest_summary(self._locale, report.summary)
+
+    async def add_local(self, target: str, progress: ProgressCallback | None) -> str:
         if not self._allow_local_files:
             raise ShioriError("only http(s) URLs can be added here")
         path = Path(target).expanduser()
@@ -99,7 +132,8 @@ class Assistant:
         if len(documents) == 1 and path.is_file():
             url = documents[0].url
             if summary.failures:
-                return self._text("ingest_failed", url=url, cause=summary.failures[url])
+                cause = messages.failure_cause(self._locale, summary.failures[url])
+                return self._text("ingest_failed", url=url, cause=cause)
             if summary.unchanged:
                 return self._text("unchanged", url=url)
             return self._text("added", url=url, chunks=summary.chunks)

