@@ -9,7 +9,7 @@ from pathlib import Path
 
 from bot.evaluation.build import build_corpus_db
 from bot.evaluation.dataset import load_dataset
-from bot.evaluation.runner import Report, evaluate
+from bot.evaluation.runner import PrecomputedQueries, Report, evaluate
 from bot.search.engine import SearchConfig, SearchEngine
 from bot.services import build_embedder
 from config.settings import Settings
@@ -28,7 +28,7 @@ async def run_eval(settings: Settings, args: argparse.Namespace) -> int:
     chunk_overlap = (
         args.chunk_overlap if args.chunk_overlap is not None else settings.rag_chunk_overlap
     )
-    embedder = build_embedder(settings)
+    embedder = PrecomputedQueries(build_embedder(settings))
     kb = await build_corpus_db(
         dataset.corpus, dataset.name, embedder, chunk_size=chunk_size, chunk_overlap=chunk_overlap
     )
@@ -41,7 +41,8 @@ async def run_eval(settings: Settings, args: argparse.Namespace) -> int:
         for name in modes:
             mode, fusion = MODES[name]
             config = dataclasses.replace(base, mode=mode, fusion=fusion)  # type: ignore[arg-type]
-            report = await evaluate(SearchEngine(kb, embedder, config), dataset, args.split)
+            engine = SearchEngine(kb, embedder, config)
+            report = await evaluate(engine, dataset, args.split, embedder)
             reports.append(report)
             print(report.table_row(), flush=True)
         output = args.output or Path("reports") / f"eval-{dataset.name}-{args.split}.json"
