@@ -65,10 +65,10 @@ async def _run(args: argparse.Namespace) -> int:
             print(await console.handle(args.question))
             return 0
         if settings.slack_enabled:
-            logging.getLogger("shiori").warning(
-                "SLACK_BOT_TOKEN is set but the Slack app is not part of this version yet; "
-                "starting the console instead"
-            )
+            from bot.slack.app import run
+
+            await run(services)
+            return 0
         await console.run()
         return 0
     finally:

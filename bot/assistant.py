@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from bot import messages
-from bot.answer import Turn
+from bot.answer import Answer, Turn
 from bot.commands import USAGE, Add, Ask, Command, Crawl, Delete, Help, Status
 from bot.errors import IngestError, ShioriError
 from bot.ingest.local import read_path
@@ -68,7 +68,7 @@ class Assistant:
             case Ask(question):
                 return await self.ask(question, history)
             case Status():
-                return messages.status(self._locale, self._services.kb.stats())
+                return self.status()
             case Help():
                 return self._text("help", usage=USAGE)
             case Delete(target):
@@ -82,13 +82,21 @@ class Assistant:
                 return await self.crawl(url, pattern, progress)
         raise ShioriError(f"unknown command: {command}")
 
-    async def ask(self, question: str, history: list[Turn] | None = None) -> str:
-        if not question.strip():
-            return self._text("help", usage=USAGE)
+    async def answer(self, question: str, history: list[Turn] | None = None) -> Answer:
+        """Search, then answer from the hits (the pipeline every question goes through)."""
         result = await self._services.engine.search(question)
         answer = await self._services.answerer.answer(question, result.hits, history)
         logger.info("answered in %s", {k: round(v, 1) for k, v in result.timings_ms.items()})
-        return messages.answer(self._locale, answer)
+        return answer
+
+    async def ask(self, question: str, history: list[Turn] | None = None) -> str:
+        if not question.strip():
+            return self._text("help", usage=USAGE)
+        return messages.answer(self._locale, await self.answer(question, history))
+
+    def status(self) -> str:
+        kb = self._services.kb
+        return messages.status(self._locale, kb.stats(), kb.feedback_counts())
 
     def _source_key(self, target: str) -> str:
         """Local paths are stored under their `file://` URI."""

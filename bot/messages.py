@@ -5,6 +5,7 @@ from __future__ import annotations
 from bot.answer import Answer
 from bot.ingest.errors import FetchError, FetchFailure
 from bot.ingest.pipeline import IngestSummary
+from storage.conversations import FeedbackCounts
 from storage.records import Stats
 
 Locale = str
@@ -31,6 +32,16 @@ _TEXT: dict[str, dict[str, str]] = {
         "crawl_started": "クロールを開始しました... (リンク収集中)",
         "crawl_failed": "エラー: クロールに失敗しました。\n     URL: {url}\n     原因: {cause}",
         "help": "使い方: {usage}\nそれ以外の入力は質問として扱います。",
+        "feedback_counts": "     フィードバック: 👍 {up} / 👎 {down}",
+        "not_admin": "このコマンドは管理者のみ実行できます。",
+        "rate_limited": "質問の間隔が短すぎます。{seconds}秒ほど待ってからもう一度お試しください。",
+        "busy": "ただいま混み合っています。少し待ってからもう一度お試しください。",
+        "crawl_running": "このURLのクロールはすでに実行中です: {url}",
+        "crawl_progress": (
+            "進捗: {done}/{total}ページ / {chunks}チャンク / エラー: {errors}件\n     処理中: {url}"
+        ),
+        "feedback_thanks": "フィードバックありがとうございます。",
+        "unexpected": "エラー: 予期しない問題が発生しました。管理者に連絡してください。",
     },
     "en": {
         "added": "Added page: {url} ({chunks} chunks)",
@@ -52,6 +63,17 @@ _TEXT: dict[str, dict[str, str]] = {
         "crawl_started": "Crawl started... (collecting links)",
         "crawl_failed": "Error: the crawl failed.\n     URL: {url}\n     Cause: {cause}",
         "help": "Usage: {usage}\nAnything else is taken as a question.",
+        "feedback_counts": "     Feedback: 👍 {up} / 👎 {down}",
+        "not_admin": "Only administrators can run this command.",
+        "rate_limited": "Too many questions in a short time. Please wait about {seconds} s.",
+        "busy": "shiori is busy right now. Please try again in a moment.",
+        "crawl_running": "A crawl of this URL is already running: {url}",
+        "crawl_progress": (
+            "Progress: {done}/{total} pages / {chunks} chunks / errors: {errors}\n"
+            "     Working on: {url}"
+        ),
+        "feedback_thanks": "Thanks for the feedback.",
+        "unexpected": "Error: something unexpected went wrong. Please tell an administrator.",
     },
 }
 
@@ -114,21 +136,22 @@ def human_size(size: int) -> str:
     return f"{value:.1f} GB"
 
 
-def status(locale: Locale, stats: Stats) -> str:
+def status(locale: Locale, stats: Stats, feedback: FeedbackCounts | None = None) -> str:
     kinds = ", ".join(f"{kind} {count}" for kind, count in sorted(stats.chunks_by_kind.items()))
-    return "\n".join(
-        [
-            text(locale, "status", chunks=stats.chunks, sources=stats.sources),
-            text(
-                locale,
-                "status_detail",
-                kinds=kinds or "-",
-                size=human_size(stats.db_bytes),
-                model=stats.embedding_model or "-",
-                dim=stats.embedding_dim,
-            ),
-        ]
-    )
+    lines = [
+        text(locale, "status", chunks=stats.chunks, sources=stats.sources),
+        text(
+            locale,
+            "status_detail",
+            kinds=kinds or "-",
+            size=human_size(stats.db_bytes),
+            model=stats.embedding_model or "-",
+            dim=stats.embedding_dim,
+        ),
+    ]
+    if feedback is not None:
+        lines.append(text(locale, "feedback_counts", up=feedback.up, down=feedback.down))
+    return "\n".join(lines)
 
 
 def ingest_summary(locale: Locale, summary: IngestSummary) -> str:

@@ -93,6 +93,16 @@ class Settings(BaseSettings):
     slack_bot_token: str = ""
     slack_app_token: str = ""
     slack_signing_secret: str = ""
+    # Slack's Web API; GovSlack and tests point elsewhere.
+    slack_api_url: str = "https://slack.com/api/"
+    # HTTP events mode (no SLACK_APP_TOKEN): where Slack posts events.
+    slack_port: int = Field(default=3000, ge=1, le=65535)
+    # Slack user IDs allowed to add, crawl and delete (comma-separated).
+    rag_admin_user_ids: str = ""
+    rag_user_questions_per_minute: int = Field(default=6, ge=1, le=600)
+    rag_max_concurrent_answers: int = Field(default=4, ge=1, le=64)
+    # Seconds between edits of a crawl's progress message (Slack allows ~1 edit/s).
+    rag_progress_update_sec: float = Field(default=2.0, ge=0.0, le=60.0)
     locale: Literal["ja", "en"] = "ja"
 
     @field_validator("rag_similarity_threshold", "rag_min_combined_score", mode="before")
@@ -120,6 +130,11 @@ class Settings(BaseSettings):
                 f"RAG_CHUNK_OVERLAP ({self.rag_chunk_overlap}) must be smaller than "
                 f"RAG_CHUNK_SIZE ({self.rag_chunk_size})"
             )
+        if self.slack_bot_token and not (self.slack_app_token or self.slack_signing_secret):
+            raise ValueError(
+                "SLACK_BOT_TOKEN needs SLACK_APP_TOKEN (Socket Mode) or SLACK_SIGNING_SECRET "
+                "(HTTP events)"
+            )
         if self.embedding_provider == "openai" and not self.embedding_model:
             raise ValueError("EMBEDDING_MODEL must name a model when EMBEDDING_PROVIDER=openai")
         return self
@@ -127,6 +142,12 @@ class Settings(BaseSettings):
     @property
     def allowed_networks(self) -> list[str]:
         return [part.strip() for part in self.rag_fetch_allowed_networks.split(",") if part.strip()]
+
+    @property
+    def admin_user_ids(self) -> frozenset[str]:
+        return frozenset(
+            part.strip() for part in self.rag_admin_user_ids.split(",") if part.strip()
+        )
 
     @property
     def llm_enabled(self) -> bool:

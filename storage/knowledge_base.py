@@ -17,7 +17,7 @@ from pathlib import Path
 import apsw
 import numpy as np
 
-from storage import keyword, meta, migrations, vectors
+from storage import conversations, keyword, meta, migrations, vectors
 from storage.db import connect
 from storage.records import ChunkDraft, ChunkKind, ScoredId, Source, Stats, StoredChunk
 from storage.tokenizer import normalize, tokenize
@@ -257,6 +257,38 @@ class KnowledgeBase:
             embedding_model=model,
             embedding_dim=dim,
         )
+
+    # -- conversations (Slack) ---------------------------------------------------------
+
+    def record_answer(
+        self, *, channel: str, thread_ts: str, question: str, answer: str, sources: list[str]
+    ) -> int:
+        with self._write_lock, self._writer:
+            conversations.remember_thread(self._writer, channel, thread_ts)
+            answer_id = conversations.record_answer(
+                self._writer,
+                channel=channel,
+                thread_ts=thread_ts,
+                question=question,
+                answer=answer,
+                sources=sources,
+            )
+        return answer_id
+
+    def record_feedback(self, answer_id: int, user_id: str, vote: int) -> bool:
+        with self._write_lock, self._writer:
+            recorded = conversations.record_feedback(self._writer, answer_id, user_id, vote)
+        return recorded
+
+    def feedback_counts(self) -> conversations.FeedbackCounts:
+        return conversations.feedback_counts(self._reader())
+
+    def remember_thread(self, channel: str, thread_ts: str) -> None:
+        with self._write_lock, self._writer:
+            conversations.remember_thread(self._writer, channel, thread_ts)
+
+    def is_bot_thread(self, channel: str, thread_ts: str) -> bool:
+        return conversations.is_bot_thread(self._reader(), channel, thread_ts)
 
     def source_urls(self) -> list[str]:
         return [row[0] for row in self._reader().execute("SELECT url FROM sources ORDER BY url")]

@@ -79,8 +79,40 @@ def _initial_schema(db: apsw.Connection) -> None:
     )
 
 
+def _conversations(db: apsw.Connection) -> None:
+    db.execute(
+        """
+        -- Answers given in Slack, kept with their sources for feedback and later evaluation.
+        CREATE TABLE answers(
+            id INTEGER PRIMARY KEY,
+            channel TEXT NOT NULL,
+            thread_ts TEXT NOT NULL,
+            question TEXT NOT NULL,
+            answer TEXT NOT NULL,
+            sources TEXT NOT NULL DEFAULT '[]',
+            grade TEXT NOT NULL DEFAULT '',
+            created_at TEXT NOT NULL
+        );
+        CREATE TABLE feedback(
+            answer_id INTEGER NOT NULL REFERENCES answers(id) ON DELETE CASCADE,
+            user_id TEXT NOT NULL,
+            vote INTEGER NOT NULL CHECK (vote IN (-1, 1)),
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (answer_id, user_id)
+        ) WITHOUT ROWID;
+        -- Threads the bot has answered in: follow-ups there need no new mention.
+        CREATE TABLE bot_threads(
+            channel TEXT NOT NULL,
+            thread_ts TEXT NOT NULL,
+            PRIMARY KEY (channel, thread_ts)
+        ) WITHOUT ROWID;
+        """
+    )
+
+
 MIGRATIONS: list[Migration] = [
     ("0001_initial_schema", _initial_schema),
+    ("0002_conversations", _conversations),
 ]
 
 
