@@ -99,6 +99,8 @@ class Settings(BaseSettings):
     slack_port: int = Field(default=3000, ge=1, le=65535)
     # Slack user IDs allowed to add, crawl and delete (comma-separated).
     rag_admin_user_ids: str = ""
+    # A Slack user group (S…) whose members are admins too.
+    rag_admin_usergroup_id: str = ""
     rag_user_questions_per_minute: int = Field(default=6, ge=1, le=600)
     rag_max_concurrent_answers: int = Field(default=4, ge=1, le=64)
     # Seconds between edits of a crawl's progress message (Slack allows ~1 edit/s).

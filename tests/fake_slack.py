@@ -23,6 +23,7 @@ class FakeSlack:
     base_url: str = ""
     socket_envelopes: asyncio.Queue[dict[str, Any]] = field(default_factory=asyncio.Queue)
     socket_acks: list[str] = field(default_factory=list)
+    usergroup_members: list[str] = field(default_factory=list)
     _ts: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
 
     def app(self) -> web.Application:
@@ -77,6 +78,8 @@ class FakeSlack:
             return ok | {"message_ts": "1.1"}
         if method == "conversations.replies":
             return ok | {"messages": self.thread_messages.get(str(args.get("ts")), [])}
+        if method == "usergroups.users.list":
+            return ok | {"users": self.usergroup_members}
         if method == "apps.connections.open":
             return ok | {"url": self.base_url.replace("http", "ws") + "/socket"}
         return ok

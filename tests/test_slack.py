@@ -227,6 +227,26 @@ async def test_non_admin_is_refused_ephemerally(workspace: Workspace) -> None:
     assert workspace.services.kb.stats().sources == 1
 
 
+async def test_user_group_members_are_admins(
+    settings: Settings, fake_slack: FakeSlack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake_slack.usergroup_members = ["UGROUP"]
+    app, bot, services = await open_workspace(
+        slack_settings(settings, fake_slack, monkeypatch, RAG_ADMIN_USERGROUP_ID="S123")
+    )
+    workspace = Workspace(fake_slack, app, bot, services)
+    await workspace.event(mention("rag delete https://example.com/a", user="UGROUP", ts="16.1"))
+    await workspace.event(mention("rag delete https://example.com/a", user=MEMBER, ts="16.2"))
+    await fake_slack.wait_for("chat.postMessage")
+    await fake_slack.wait_for("chat.postEphemeral")
+    assert fake_slack.methods("chat.postMessage")[0]["text"].startswith(
+        "エラー: https://example.com/a"
+    )
+    assert fake_slack.methods("chat.postEphemeral")[0]["user"] == MEMBER
+    assert len(fake_slack.methods("usergroups.users.list")) == 1  # cached
+    services.close()
+
+
 async def test_admin_add_and_delete(workspace: Workspace, site: Site) -> None:
     url = f"{site.base_url}/pages/a.html"
     await workspace.event(mention(f"rag add <{url}>", user=ADMIN, ts="10.1"))

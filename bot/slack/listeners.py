@@ -30,7 +30,7 @@ from bot.slack.blocks import (
     chunk_blocks,
     fallback_text,
 )
-from bot.slack.guard import ConcurrencyCap, RateLimiter, needs_admin
+from bot.slack.guard import AdminDirectory, ConcurrencyCap, RateLimiter, needs_admin
 from bot.slack.progress import CrawlProgress
 
 logger = logging.getLogger(__name__)
@@ -46,7 +46,7 @@ class SlackBot:
         self._services = services
         self._assistant = Assistant(services, allow_local_files=False)
         self._locale = settings.locale
-        self._admins = settings.admin_user_ids
+        self._admins = AdminDirectory(settings.admin_user_ids, settings.rag_admin_usergroup_id)
         self._progress_interval = settings.rag_progress_update_sec
         self._rate = RateLimiter(settings.rag_user_questions_per_minute)
         self._cap = ConcurrencyCap(settings.rag_max_concurrent_answers)
@@ -98,7 +98,7 @@ class SlackBot:
         except CommandError as exc:
             await respond(str(exc))
             return
-        if needs_admin(parsed) and user not in self._admins:
+        if needs_admin(parsed) and not await self._admins.is_admin(user, client):
             await respond(self._text("not_admin"))
             return
         if isinstance(parsed, Crawl):
@@ -155,7 +155,7 @@ class SlackBot:
         except CommandError as exc:
             await self._say(client, channel, thread_ts, str(exc))
             return
-        if needs_admin(command) and user not in self._admins:
+        if needs_admin(command) and not await self._admins.is_admin(user, client):
             await client.chat_postEphemeral(
                 channel=channel, user=user, thread_ts=thread_ts, text=self._text("not_admin")
             )
