@@ -96,9 +96,6 @@ def best_excerpt(question: str, hit: SearchHit) -> str:
 class ExtractiveAnswerer:
     """Quotes the best passages with their source numbers; needs no model."""
 
-    def __init__(self, locale: str = "ja") -> None:
-        self._locale = locale
-
     async def answer(
         self, question: str, hits: list[SearchHit], history: list[Turn] | None = None
     ) -> Answer:
@@ -126,10 +123,9 @@ SYSTEM_PROMPT = (
 class LLMAnswerer:
     """Generates an answer from the passages; the extractive answer stands in on failure."""
 
-    def __init__(self, llm: LLM, fallback: Answerer, locale: str = "ja") -> None:
+    def __init__(self, llm: LLM, fallback: Answerer) -> None:
         self._llm = llm
         self._fallback = fallback
-        self._locale = locale
 
     async def answer(
         self, question: str, hits: list[SearchHit], history: list[Turn] | None = None

@@ -36,7 +36,7 @@ def build_embedder(settings: Settings) -> Embedder:
 
 
 def build_answerer(settings: Settings) -> Answerer:
-    extractive = ExtractiveAnswerer(locale=settings.locale)
+    extractive = ExtractiveAnswerer()
     if not settings.llm_enabled:
         return extractive
     llm = OpenAICompatibleLLM(
@@ -45,7 +45,7 @@ def build_answerer(settings: Settings) -> Answerer:
         api_key=settings.llm_api_key,
         timeout=settings.llm_timeout,
     )
-    return LLMAnswerer(llm, fallback=extractive, locale=settings.locale)
+    return LLMAnswerer(llm, fallback=extractive)
 
 
 @dataclass

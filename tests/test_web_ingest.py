@@ -14,6 +14,7 @@ from bot.ingest.safety import SafeBrowsingChecker
 from bot.services import Services, build_services
 from config.settings import Settings, load_settings
 from tests.fakes import HashingEmbedder
+from tests.servers import serve
 from tests.site import Site
 
 
@@ -168,13 +169,8 @@ async def safe_browsing() -> AsyncIterator[tuple[list[dict[str, object]], str]]:
 
     app = web.Application()
     app.router.add_post("/v4/threatMatches:find", find)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    tcp = web.TCPSite(runner, "127.0.0.1", 0)
-    await tcp.start()
-    port = tcp._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    yield requests, f"http://127.0.0.1:{port}/v4/threatMatches:find"
-    await runner.cleanup()
+    async with serve(app) as base_url:
+        yield requests, f"{base_url}/v4/threatMatches:find"
 
 
 async def test_safe_browsing_cache_and_failure_modes(
