@@ -64,6 +64,8 @@ async def _run(args: argparse.Namespace) -> int:
         if args.command == "ask":
             print(await console.handle(args.question))
             return 0
+        # Load the model now, not on the first question (it takes a second or two).
+        await services.embedder.embed_query("warm-up")
         if settings.slack_enabled:
             from bot.slack.app import run
 

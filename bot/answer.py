@@ -22,6 +22,7 @@ logger = logging.getLogger(__name__)
 
 _SENTENCE_END = re.compile(r"(?<=[。！？!?])|(?<=[.])\s+|\n+")
 MAX_PASSAGES = 5
+QUOTED_PASSAGES = 3
 SENTENCES_PER_PASSAGE = 2
 TABLE_ROWS_QUOTED = 3
 
@@ -104,12 +105,16 @@ class ExtractiveAnswerer:
         numbered, citations = number_sources(hits)
         quoted: list[str] = []
         seen: set[str] = set()
-        for number, hit in numbered[:3]:
+        used: set[int] = set()
+        for number, hit in numbered[:QUOTED_PASSAGES]:
             excerpt = best_excerpt(question, hit)
             if excerpt and excerpt not in seen:
                 seen.add(excerpt)
+                used.add(number)
                 quoted.append(f"> {excerpt.replace(chr(10), chr(10) + '> ')} [{number}]")
-        return Answer(text="\n\n".join(quoted), citations=citations)
+        # Only sources that were quoted are listed: a number with no quote confuses readers.
+        cited = [citation for citation in citations if citation.number in used]
+        return Answer(text="\n\n".join(quoted), citations=cited)
 
 
 SYSTEM_PROMPT = (

@@ -27,8 +27,9 @@ def _ignore(message: str) -> None:
     return None
 
 
-def _is_web_url(target: str) -> bool:
-    return target.lower().startswith(("http://", "https://"))
+def _is_url(target: str) -> bool:
+    """Anything with a scheme goes to the web fetcher, which refuses all but http(s)."""
+    return "://" in target or target.lower().startswith(("javascript:", "data:", "mailto:"))
 
 
 class Assistant:
@@ -73,7 +74,7 @@ class Assistant:
                 return self._text("help", usage=USAGE)
             case Delete(target):
                 return self.delete(target)
-            case Add(target) if _is_web_url(target):
+            case Add(target) if _is_url(target):
                 return await self.add_url(target, progress)
             case Add(target):
                 return await self.add_local(target, progress)
@@ -100,7 +101,7 @@ class Assistant:
 
     def _source_key(self, target: str) -> str:
         """Local paths are stored under their `file://` URI."""
-        if self._allow_local_files and not _is_web_url(target):
+        if self._allow_local_files and not _is_url(target):
             path = Path(target).expanduser()
             if path.exists():
                 return path.resolve().as_uri()

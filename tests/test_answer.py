@@ -52,6 +52,13 @@ async def test_extractive_answer_quotes_with_citations() -> None:
     assert "[1] Title https://example.com/monsters — https://example.com/monsters" in rendered
 
 
+async def test_only_quoted_sources_are_cited() -> None:
+    hits = [hit(i, f"https://example.com/{i}", f"Passage {i} about dragons.") for i in range(1, 6)]
+    result = await ExtractiveAnswerer().answer("dragons", hits)
+    assert [c.number for c in result.citations] == [1, 2, 3]
+    assert "[4]" not in result.text
+
+
 async def test_no_hits_is_an_honest_not_found() -> None:
     result = await ExtractiveAnswerer().answer("anything", [])
     assert not result.found

@@ -58,6 +58,8 @@ async def test_errors_are_messages_not_crashes(services: Services) -> None:
     assert (await console.handle("rag delete https://nowhere.example")).startswith("エラー:")
     assert (await console.handle("rag bogus")).startswith("usage:")
     assert "rag add" in await console.handle("rag help")
+    scheme = await console.handle("rag add ftp://example.com/x")
+    assert scheme.endswith("原因: http/https 以外のURLは取り込めません (ftp)")
     refused = await console.handle("rag crawl http://127.0.0.1/admin")
     assert refused.startswith("エラー: クロールに失敗しました。\n     URL: http://127.0.0.1/admin")
     assert "アクセスが許可されていないアドレスです (127.0.0.1 is loopback)" in refused

@@ -3,6 +3,7 @@ import asyncio
 import pytest
 
 from bot.ingest.crawl import SiteThrottle, extract_links, is_sitemap, parse_sitemap, select_pages
+from bot.ingest.errors import FetchError
 from bot.ingest.fetch import SafeFetcher
 from bot.ingest.robots import RobotsCache
 from bot.ingest.urls import normalize_url, same_site
@@ -107,3 +108,5 @@ async def test_robots_rules_cache_and_fail_open(site: Site) -> None:
         assert rules.allows(f"{site.base_url}/private/secret.html")  # fail-open
         unreachable = await cache.rules_for("http://127.0.0.1:9/x", fetcher)
         assert unreachable.allows("http://127.0.0.1:9/x")
+        with pytest.raises(FetchError, match="blocked"):
+            await cache.rules_for("http://10.0.0.1/x", fetcher)  # off limits: no fail-open

@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 
 from protego import Protego
 
-from bot.ingest.errors import FetchError
+from bot.ingest.errors import FetchError, FetchFailure
 from bot.ingest.fetch import SafeFetcher
 
 logger = logging.getLogger(__name__)
@@ -58,6 +58,8 @@ class RobotsCache:
         try:
             result = await fetcher.fetch(f"{site}/robots.txt", accept=ROBOTS_TYPES)
         except FetchError as exc:
+            if exc.code is FetchFailure.BLOCKED:
+                raise  # the site itself is off limits: nothing to open up
             # 404 means "no rules"; any other failure fails open too, as the seed specifies.
             if "404" not in exc.detail:
                 logger.warning("robots.txt of %s unavailable (%s): crawling allowed", site, exc)
