@@ -64,8 +64,8 @@ def test_sitemaps() -> None:
         "<sitemap><loc>http://s.test/s1.xml</loc></sitemap></sitemapindex>"
     )
     assert parse_sitemap(index) == ([], ["http://s.test/s1.xml"])
-    assert is_sitemap("http://s.test/sitemap.xml", "application/xml", urlset)
-    assert not is_sitemap("http://s.test/", "text/html", "<html></html>")
+    assert is_sitemap(urlset) and is_sitemap(index)
+    assert not is_sitemap('<?xml version="1.0"?><html xmlns="http://www.w3.org/1999/xhtml"/>')
     with pytest.raises(ValueError, match="not valid XML"):
         parse_sitemap("<urlset>")
 

@@ -32,13 +32,10 @@ def extract_links(html: str, base_url: str) -> list[str]:
     return list(links)
 
 
-def is_sitemap(url: str, content_type: str, text: str) -> bool:
-    head = text.lstrip()[:500]
-    return (
-        "xml" in content_type
-        or url.endswith(".xml")
-        or (head.startswith("<?xml") and ("<urlset" in head or "<sitemapindex" in head))
-    )
+def is_sitemap(text: str) -> bool:
+    """Judged by content: XHTML index pages are XML too, and sitemaps are not always *.xml."""
+    head = text.lstrip()[:2000]
+    return "<urlset" in head or "<sitemapindex" in head
 
 
 def parse_sitemap(text: str) -> tuple[list[str], list[str]]:

@@ -171,7 +171,7 @@ class WebIngestService:
     async def plan(self, index_url: str, pattern: str, fetcher: SafeFetcher) -> list[str]:
         """The pages a crawl of `index_url` will visit: its links, or a sitemap's URLs."""
         index = await self._fetch_politely(index_url, fetcher, accept=PAGE_TYPES | XML_TYPES)
-        if is_sitemap(index.url, index.content_type, index.text):
+        if is_sitemap(index.text):
             links = await self._sitemap_urls(index, fetcher)
         else:
             links = extract_links(index.text, index.url)
