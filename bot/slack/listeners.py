@@ -266,7 +266,10 @@ class SlackBot:
         except Exception:
             logger.exception("crawl of %s failed", command.url)
             summary = self._text("unexpected")
-        await progress.finish(summary)
+        try:
+            await progress.finish(summary)
+        except SlackApiError:
+            logger.exception("could not post the summary of the crawl of %s", command.url)
 
     async def wait_for_crawls(self) -> None:
         """For tests and shutdown: let running crawls finish."""
