@@ -56,7 +56,9 @@ def answer_blocks(locale: str, answer: Answer, answer_id: int | None) -> list[Bl
     if answer.note:
         blocks.append(_context(messages.text(locale, answer.note)))
     if answer.citations:
-        links = [f"[{c.number}] <{c.url}|{_escape(c.title or c.url)}>" for c in answer.citations]
+        links = [
+            f"[{c.number}] <{_escape(c.url)}|{_escape(c.title or c.url)}>" for c in answer.citations
+        ]
         blocks.append(_context(messages.text(locale, "sources") + "  " + "  ".join(links)))
     if answer_id is not None:
         blocks.append(
