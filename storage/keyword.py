@@ -25,6 +25,8 @@ FTS5_DEFAULT_B = 0.75
 class Bm25Params:
     k1: float = FTS5_DEFAULT_K1
     b: float = FTS5_DEFAULT_B
+    # Query tokens found in more than this share of chunks are dropped (1.0: keep all).
+    max_df: float = 1.0
 
     @property
     def builtin(self) -> bool:
@@ -92,6 +94,31 @@ PHRASE_SQL = (
 DEFAULT_BM25 = Bm25Params()
 
 
+def prune_common(db: apsw.Connection, tokens: list[str], max_df: float) -> list[str]:
+    """Drop query tokens that occur in more than `max_df` of all chunks.
+
+    FTS5 scores every row a query matches; a word found in a third of the corpus makes that
+    a third of 100k rows while adding little to BM25 (its IDF is near zero). The rarest
+    token is always kept, so a query never loses all its words.
+    """
+    unique = list(dict.fromkeys(tokens))
+    if max_df >= 1.0 or not unique:
+        return tokens
+    total = int(str(db.execute("SELECT count(*) FROM chunks").fetchall()[0][0]))
+    placeholders = ",".join("?" * len(unique))
+    frequency = {
+        str(term): int(str(docs))
+        for term, docs in db.execute(
+            f"SELECT term, doc FROM chunks_fts_vocab WHERE term IN ({placeholders})", unique
+        )
+    }
+    limit = max_df * total
+    kept = {term for term in unique if frequency.get(term, 0) <= limit}
+    if not kept:
+        kept = {min(unique, key=lambda term: frequency.get(term, 0))}
+    return [token for token in tokens if token in kept]
+
+
 def search_keyword(
     db: apsw.Connection, query: str, limit: int, params: Bm25Params = DEFAULT_BM25
 ) -> list[ScoredId]:
@@ -101,7 +128,7 @@ def search_keyword(
     tokenizer split apart rises above chunks that share only its pieces.
     """
     scores: dict[int, float] = {}
-    token_query = quote_fts(tokenize(query))
+    token_query = quote_fts(prune_common(db, tokenize(query), params.max_df))
     if token_query:
         if params.builtin:
             rows = db.execute(token_sql(params), (token_query, limit))

@@ -110,9 +110,15 @@ def _conversations(db: apsw.Connection) -> None:
     )
 
 
+def _keyword_vocabulary(db: apsw.Connection) -> None:
+    # Document frequency of every indexed token, read when pruning common query words.
+    db.execute("CREATE VIRTUAL TABLE chunks_fts_vocab USING fts5vocab(chunks_fts, row)")
+
+
 MIGRATIONS: list[Migration] = [
     ("0001_initial_schema", _initial_schema),
     ("0002_conversations", _conversations),
+    ("0003_keyword_vocabulary", _keyword_vocabulary),
 ]
 
 

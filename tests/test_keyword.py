@@ -3,9 +3,9 @@ import pytest
 
 from bot.ingest.chunk import chunk_document
 from bot.ingest.extract import extract_html
-from storage.keyword import Bm25Params
+from storage.keyword import Bm25Params, prune_common
 from storage.knowledge_base import KnowledgeBase
-from storage.records import ChunkKind, Source
+from storage.records import ChunkDraft, ChunkKind, Source
 from tests.conftest import TEST_PAGES
 
 
@@ -66,3 +66,17 @@ def test_tuned_bm25_matches_builtin_at_defaults_and_differs_otherwise(
     tuned_hits = pages.search_keyword("モンスター 攻撃力", 10, Bm25Params(k1=2.5, b=0.3))
     builtin_hits = pages.search_keyword("モンスター 攻撃力", 10)
     assert {h.chunk_id for h in tuned_hits} == {h.chunk_id for h in builtin_hits}
+
+
+def test_common_words_are_pruned_from_queries(kb: KnowledgeBase) -> None:
+    kb.bind_embedding("test/model", 4)
+    texts = [f"common word text number{i}" for i in range(10)] + ["common rare"]
+    chunks = [ChunkDraft(text) for text in texts]
+    kb.replace_source(Source("u"), chunks, np.ones((len(chunks), 4), np.float32))
+    db = kb._reader()
+    assert prune_common(db, ["common", "rare", "common"], 0.5) == ["rare"]
+    assert prune_common(db, ["common", "word"], 0.5) == ["word"]  # the rarest stays
+    assert prune_common(db, ["common", "rare"], 1.0) == ["common", "rare"]
+    hits = kb.search_keyword("common rare", 20, Bm25Params(max_df=0.5))
+    assert len(hits) == 1
+    assert len(kb.search_keyword("common rare", 20)) == 11

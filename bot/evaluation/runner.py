@@ -96,7 +96,8 @@ async def evaluate(
     engine: SearchEngine, dataset: Dataset, split: str, queries: PrecomputedQueries
 ) -> Report:
     """Score `engine` on `dataset`; `queries` must be the embedder the engine was built with."""
-    await queries.prepare([query.text for query in dataset.queries])
+    if engine.config.mode != "keyword":
+        await queries.prepare([query.text for query in dataset.queries])
     prefix = corpus_url(dataset.name, "")
     ndcg, mrr, recall10, recall100, latencies = [], [], [], [], []
     for query in dataset.queries:

@@ -47,7 +47,7 @@ class SearchConfig:
             rrf_k=settings.rag_rrf_k,
             similarity_threshold=settings.rag_similarity_threshold,
             min_combined_score=settings.rag_min_combined_score,
-            bm25=Bm25Params(settings.rag_bm25_k1, settings.rag_bm25_b),
+            bm25=Bm25Params(settings.rag_bm25_k1, settings.rag_bm25_b, settings.rag_keyword_max_df),
             debug_log=settings.rag_debug_log_enabled,
         )
 
