@@ -37,6 +37,13 @@ def _parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--chunk-size", type=int, default=None)
     evaluate.add_argument("--chunk-overlap", type=int, default=None)
     evaluate.add_argument("--output", type=Path, default=None, help="JSON report path")
+    seed = commands.add_parser("eval-seed", help="the seed project's evaluation set")
+    seed.add_argument("--dataset", type=Path, required=True, help="seed-fixtures folder")
+    seed.add_argument("--n-results", type=int, default=5)
+    seed.add_argument("--baseline", type=Path, default=None)
+    seed.add_argument("--save-baseline", action="store_true")
+    seed.add_argument("--fail-on-regression", action="store_true")
+    seed.add_argument("--regression-threshold", type=float, default=0.1)
     return parser
 
 
@@ -51,6 +58,10 @@ async def _run(args: argparse.Namespace) -> int:
         from bot.evaluation.cli import run_eval
 
         return await run_eval(settings, args)
+    if args.command == "eval-seed":
+        from bot.evaluation.seed import run_seed_eval
+
+        return await run_seed_eval(settings, args)
     if args.command == "reindex":
         from bot.reindex import reindex
 
