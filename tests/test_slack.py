@@ -139,6 +139,20 @@ def mention(text: str, user: str = MEMBER, ts: str = "100.1", **extra: object) -
     }
 
 
+def message(text: str, ts: str, channel: str = "C1", **extra: object) -> dict[str, object]:
+    """A plain message event: DMs live in D… channels."""
+    channel_type = "im" if channel.startswith("D") else "channel"
+    return {
+        "type": "message",
+        "channel": channel,
+        "channel_type": channel_type,
+        "user": MEMBER,
+        "text": text,
+        "ts": ts,
+        **extra,
+    }
+
+
 async def test_mention_gets_a_threaded_answer_with_sources(workspace: Workspace) -> None:
     assert await workspace.event(mention("りゅうおうのHPは？")) == 200
     await workspace.slack.wait_for("reactions.remove")
@@ -162,58 +176,21 @@ async def test_follow_up_in_the_thread_needs_no_mention(workspace: Workspace) ->
         {"ts": "100.2", "bot_id": "BBOT", "text": "200です"},
         {"ts": "100.3", "user": MEMBER, "text": "ゾーマは？"},
     ]
-    follow_up = {
-        "type": "message",
-        "channel": "C1",
-        "channel_type": "channel",
-        "user": MEMBER,
-        "text": "ゾーマは？",
-        "ts": "100.3",
-        "thread_ts": "100.1",
-    }
-    await workspace.event(follow_up)
+    await workspace.event(message("ゾーマは？", "100.3", thread_ts="100.1"))
     await workspace.slack.wait_for("chat.postMessage", 2)
     assert workspace.slack.methods("conversations.replies")[0]["ts"] == "100.1"
     assert workspace.slack.methods("chat.postMessage")[1]["thread_ts"] == "100.1"
 
 
 async def test_other_threads_and_bot_messages_are_ignored(workspace: Workspace) -> None:
-    await workspace.event(
-        {
-            "type": "message",
-            "channel": "C1",
-            "channel_type": "channel",
-            "user": MEMBER,
-            "text": "unrelated",
-            "ts": "5.1",
-            "thread_ts": "4.1",
-        }
-    )
-    await workspace.event(
-        {
-            "type": "message",
-            "channel": "D1",
-            "channel_type": "im",
-            "bot_id": "BOTHER",
-            "text": "from a bot",
-            "ts": "5.2",
-        }
-    )
+    await workspace.event(message("unrelated", "5.1", thread_ts="4.1"))
+    await workspace.event(message("from a bot", "5.2", channel="D1", bot_id="BOTHER"))
     await asyncio.sleep(0.3)
     assert workspace.slack.methods("chat.postMessage") == []
 
 
 async def test_direct_message_is_answered(workspace: Workspace) -> None:
-    await workspace.event(
-        {
-            "type": "message",
-            "channel": "D1",
-            "channel_type": "im",
-            "user": MEMBER,
-            "text": "ゾーマのMP",
-            "ts": "7.1",
-        }
-    )
+    await workspace.event(message("ゾーマのMP", "7.1", channel="D1"))
     await workspace.slack.wait_for("chat.postMessage")
     post = workspace.slack.methods("chat.postMessage")[0]
     assert post["channel"] == "D1" and "255" in json.dumps(post["blocks"], ensure_ascii=False)
