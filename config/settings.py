@@ -65,6 +65,8 @@ class Settings(BaseSettings):
     rag_bm25_b: float = Field(default=0.75, ge=0.0, le=1.0)
     # Query words found in more than this share of chunks are ignored (speed at scale).
     rag_keyword_max_df: float = Field(default=0.1, gt=0.0, le=1.0)
+    # Query words found in more than this many chunks only score chunks rarer words found.
+    rag_keyword_candidate_max_chunks: int = Field(default=1000, ge=0)
 
     # Crawling (used by web ingestion)
     rag_max_crawl_pages: int = Field(default=50, ge=1, le=10000)

@@ -47,6 +47,7 @@ class KnowledgeBase:
         self._readers = threading.local()
         self._all_readers: list[apsw.Connection] = []
         self._vector_index = vectors.VectorIndex()
+        self._frequencies = keyword.ChunkFrequencies()
 
     # -- connections -------------------------------------------------------------------
 
@@ -234,7 +235,15 @@ class KnowledgeBase:
     def search_keyword(
         self, query: str, limit: int, params: keyword.Bm25Params = keyword.DEFAULT_BM25
     ) -> list[ScoredId]:
-        return keyword.search_keyword(self._reader(), query, limit, params)
+        return keyword.search_keyword(self._reader(), query, limit, params, self._frequencies)
+
+    def search_tokens(
+        self, query: str, limit: int, params: keyword.Bm25Params = keyword.DEFAULT_BM25
+    ) -> list[ScoredId]:
+        return keyword.token_hits(self._reader(), query, limit, params, self._frequencies)
+
+    def search_phrases(self, query: str, limit: int) -> list[ScoredId]:
+        return keyword.phrase_hits(self._reader(), query, limit)
 
     def search_vector(self, query: vectors.Matrix, limit: int) -> list[ScoredId]:
         return self._vector_index.search(self._reader(), query, limit)

@@ -1,12 +1,18 @@
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
 from bot.ingest.chunk import chunk_document
 from bot.ingest.extract import extract_html
-from storage.keyword import Bm25Params, prune_common
+from storage.keyword import Bm25Params, ChunkFrequencies, TermPlan, plan_terms, token_hits
 from storage.knowledge_base import KnowledgeBase
-from storage.records import ChunkDraft, ChunkKind, Source
+from storage.records import ChunkDraft, ChunkKind, ScoredId, Source
 from tests.conftest import TEST_PAGES
+
+
+def ids(hits: list[ScoredId]) -> set[int]:
+    return {hit.chunk_id for hit in hits}
 
 
 def store_page(kb: KnowledgeBase, name: str) -> None:
@@ -73,10 +79,58 @@ def test_common_words_are_pruned_from_queries(kb: KnowledgeBase) -> None:
     texts = [f"common word text number{i}" for i in range(10)] + ["common rare"]
     chunks = [ChunkDraft(text) for text in texts]
     kb.replace_source(Source("u"), chunks, np.ones((len(chunks), 4), np.float32))
-    db = kb._reader()
-    assert prune_common(db, ["common", "rare", "common"], 0.5) == ["rare"]
-    assert prune_common(db, ["common", "word"], 0.5) == ["word"]  # the rarest stays
-    assert prune_common(db, ["common", "rare"], 1.0) == ["common", "rare"]
-    hits = kb.search_keyword("common rare", 20, Bm25Params(max_df=0.5))
+    frequency = ChunkFrequencies().lookup(kb._reader(), ["common", "rare", "word", "absent"])
+    assert frequency == {"common": 11, "rare": 1, "word": 10, "absent": 0}
+    pruning = Bm25Params(max_df=0.5)
+    assert plan_terms(["common", "rare", "common"], pruning, frequency, 11) == TermPlan(
+        ["rare"], []
+    )
+    assert plan_terms(["common", "word"], pruning, frequency, 11) == TermPlan(["word"], [])
+    assert plan_terms(["common", "rare"], Bm25Params(), frequency, 11) == TermPlan(
+        ["common", "rare"], []
+    )
+    hits = kb.search_keyword("common rare", 20, pruning)
     assert len(hits) == 1
     assert len(kb.search_keyword("common rare", 20)) == 11
+
+
+def test_chunk_frequencies_are_forgotten_when_chunks_change(kb: KnowledgeBase) -> None:
+    kb.bind_embedding("test/model", 4)
+    cache = ChunkFrequencies()
+    kb.replace_source(Source("a"), [ChunkDraft("zebra")], np.ones((1, 4), np.float32))
+    assert cache.lookup(kb._reader(), ["zebra"]) == {"zebra": 1}
+    kb.replace_source(Source("b"), [ChunkDraft("zebra pie")], np.ones((1, 4), np.float32))
+    assert cache.lookup(kb._reader(), ["zebra"]) == {"zebra": 2}
+    kb.delete_source("a")
+    assert cache.lookup(kb._reader(), ["zebra", "pie"]) == {"zebra": 1, "pie": 1}
+
+
+@pytest.mark.parametrize("bm25", [Bm25Params(), Bm25Params(k1=2.0, b=0.5)])
+def test_common_words_score_only_what_rare_words_find(kb: KnowledgeBase, bm25: Bm25Params) -> None:
+    """Boosters add their BM25 share exactly, but a chunk with boosters only is not fetched."""
+    kb.bind_embedding("test/model", 4)
+    texts = [f"common filler{i}" for i in range(8)]
+    texts += ["rare common common", "rare alone", "rare common", "scarce common"]
+    chunks = [ChunkDraft(text) for text in texts]
+    kb.replace_source(Source("u"), chunks, np.ones((len(chunks), 4), np.float32))
+    db = kb._reader()
+    seeded = replace(bm25, candidate_max_chunks=3)
+    frequency = {"rare": 3, "common": 10, "scarce": 1}
+    assert plan_terms(["rare", "common", "scarce"], seeded, frequency, 12) == TermPlan(
+        ["rare", "scarce"], ["common"]
+    )
+    assert plan_terms(["common"], seeded, frequency, 12) == TermPlan(["common"], [])
+    exact = {hit.chunk_id: hit.score for hit in token_hits(db, "rare common scarce", 20, bm25)}
+    fast = token_hits(db, "rare common scarce", 20, seeded)
+    assert len(exact) == len(texts)
+    texts_found = {kb.chunks([hit.chunk_id])[0].text for hit in fast}
+    assert texts_found == {"scarce common", "rare common common", "rare common", "rare alone"}
+    seeded_exact = [(chunk_id, score) for chunk_id, score in exact.items() if chunk_id in ids(fast)]
+    assert [hit.chunk_id for hit in fast] == [
+        chunk_id for chunk_id, _ in sorted(seeded_exact, key=lambda item: -item[1])
+    ]
+    for hit in fast:
+        assert hit.score == pytest.approx(exact[hit.chunk_id])
+    assert [hit.chunk_id for hit in token_hits(db, "rare common scarce", 2, seeded)] == [
+        hit.chunk_id for hit in fast[:2]
+    ]
