@@ -9,6 +9,7 @@ from storage.db import connect
 from storage.errors import EmbeddingMismatchError, SchemaTooNewError
 from storage.knowledge_base import KnowledgeBase
 from storage.records import ChunkDraft, ChunkKind, Source
+from storage.vectors import VectorIndex
 
 DIM = 4
 
@@ -141,3 +142,25 @@ def test_vector_search_orders_by_distance_and_sees_new_writes(bound: KnowledgeBa
     hits = bound.search_vector(query, 5)
     assert [h.chunk_id for h in hits] == [1, 2]
     assert hits[0].score < hits[1].score
+
+
+def test_large_indexes_pick_candidates_by_projection_then_score_exactly(kb: KnowledgeBase) -> None:
+    """Above the exact-search size, a PCA pool is scored exactly: near copies still come first."""
+    dim, rows = 384, 1200
+    rng = np.random.default_rng(1)
+    matrix = rng.standard_normal((rows, dim)).astype(np.float32)
+    kb.bind_embedding("test/model", dim)
+    kb.replace_source(Source("big"), [ChunkDraft(f"t{i}") for i in range(rows)], matrix)
+    ids = [chunk.id for chunk in kb.indexed_chunks()]
+    unit = matrix / np.linalg.norm(matrix, axis=1, keepdims=True)
+    exact = VectorIndex(exact_max_rows=rows)
+    projected = VectorIndex(exact_max_rows=0)
+    db = kb._reader()
+    for row in range(0, rows, 100):
+        query = matrix[row] + rng.normal(0, 0.3, dim).astype(np.float32)
+        hits = projected.search(db, query, 10)
+        assert hits[0].chunk_id == ids[row]
+        expected = 1.0 - float(unit[row] @ (query / np.linalg.norm(query)))
+        assert hits[0].score == pytest.approx(expected, abs=1e-5)
+        assert [hit.score for hit in hits] == sorted(hit.score for hit in hits)
+        assert hits[0] == exact.search(db, query, 10)[0]

@@ -1,6 +1,10 @@
-"""The search pipeline: keyword and vector retrieval in parallel, then fusion.
+"""The search pipeline: query embedding, then keyword and vector retrieval in parallel, fusion.
 
-Every stage is timed, so slow answers can be traced to the stage that caused them.
+The query is embedded first, alone: the model spreads over every core (OpenMP) and slows
+down badly when BM25 competes for one of them (100k chunks, 2 cores: embedding p95 ~60 ms
+alone, ~150 ms with BM25 beside it). Token BM25, phrase BM25 and the vector product then run
+side by side; SQLite and numpy release the GIL. Every stage is timed, so slow
+answers can be traced to the stage that caused them.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from typing import TypeVar
 from bot.providers.embedders import Embedder
 from bot.search.fusion import convex_combination, min_max, ranked, reciprocal_rank_fusion
 from config.settings import FusionMethod, SearchMode, Settings
-from storage.keyword import Bm25Params
+from storage.keyword import Bm25Params, merge_hits
 from storage.knowledge_base import KnowledgeBase
 from storage.records import ScoredId, StoredChunk
 
@@ -47,7 +51,12 @@ class SearchConfig:
             rrf_k=settings.rag_rrf_k,
             similarity_threshold=settings.rag_similarity_threshold,
             min_combined_score=settings.rag_min_combined_score,
-            bm25=Bm25Params(settings.rag_bm25_k1, settings.rag_bm25_b, settings.rag_keyword_max_df),
+            bm25=Bm25Params(
+                settings.rag_bm25_k1,
+                settings.rag_bm25_b,
+                settings.rag_keyword_max_df,
+                settings.rag_keyword_candidate_max_chunks,
+            ),
             debug_log=settings.rag_debug_log_enabled,
         )
 
@@ -102,18 +111,19 @@ class SearchEngine:
         fetch = fetch_count(n)
         timings: dict[str, float] = {}
         started = time.perf_counter()
+        embedding = (
+            await _timed(timings, "embed_query", self._embedder.embed_query(query))
+            if config.mode in ("vector", "hybrid")
+            else None
+        )
         keyword_work = (
-            _timed(
-                timings,
-                "keyword",
-                asyncio.to_thread(self._kb.search_keyword, query, fetch, config.bm25),
-            )
+            _timed(timings, "keyword", self._search_keyword(query, fetch))
             if config.mode in ("keyword", "hybrid")
             else _nothing()
         )
         vector_work = (
-            self._search_vector(query, fetch, timings)
-            if config.mode in ("vector", "hybrid")
+            _timed(timings, "vector", asyncio.to_thread(self._kb.search_vector, embedding, fetch))
+            if embedding is not None
             else _nothing()
         )
         keyword_hits, vector_hits = await asyncio.gather(keyword_work, vector_work)
@@ -139,13 +149,12 @@ class SearchEngine:
             _log_result(result)
         return result
 
-    async def _search_vector(
-        self, query: str, fetch: int, timings: dict[str, float]
-    ) -> list[ScoredId]:
-        embedding = await _timed(timings, "embed_query", self._embedder.embed_query(query))
-        return await _timed(
-            timings, "vector", asyncio.to_thread(self._kb.search_vector, embedding, fetch)
+    async def _search_keyword(self, query: str, fetch: int) -> list[ScoredId]:
+        token, phrase = await asyncio.gather(
+            asyncio.to_thread(self._kb.search_tokens, query, fetch, self.config.bm25),
+            asyncio.to_thread(self._kb.search_phrases, query, fetch),
         )
+        return merge_hits(token, phrase, fetch)
 
     def _fuse(
         self, vector_hits: list[ScoredId], keyword_hits: list[ScoredId]
