@@ -242,8 +242,10 @@ class KnowledgeBase:
     ) -> list[ScoredId]:
         return keyword.token_hits(self._reader(), query, limit, params, self._frequencies)
 
-    def search_phrases(self, query: str, limit: int) -> list[ScoredId]:
-        return keyword.phrase_hits(self._reader(), query, limit)
+    def search_phrases(
+        self, query: str, limit: int, params: keyword.Bm25Params = keyword.DEFAULT_BM25
+    ) -> list[ScoredId]:
+        return keyword.phrase_hits(self._reader(), query, limit, params, self._frequencies)
 
     def search_vector(self, query: vectors.Matrix, limit: int) -> list[ScoredId]:
         return self._vector_index.search(self._reader(), query, limit)

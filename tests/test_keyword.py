@@ -5,7 +5,14 @@ import pytest
 
 from bot.ingest.chunk import chunk_document
 from bot.ingest.extract import extract_html
-from storage.keyword import Bm25Params, ChunkFrequencies, TermPlan, plan_terms, token_hits
+from storage.keyword import (
+    Bm25Params,
+    ChunkFrequencies,
+    TermPlan,
+    phrase_hits,
+    plan_terms,
+    token_hits,
+)
 from storage.knowledge_base import KnowledgeBase
 from storage.records import ChunkDraft, ChunkKind, ScoredId, Source
 from tests.conftest import TEST_PAGES
@@ -134,3 +141,17 @@ def test_common_words_score_only_what_rare_words_find(kb: KnowledgeBase, bm25: B
     assert [hit.chunk_id for hit in token_hits(db, "rare common scarce", 2, seeded)] == [
         hit.chunk_id for hit in fast[:2]
     ]
+
+
+def test_one_common_word_is_left_to_the_token_search(kb: KnowledgeBase) -> None:
+    """Trigram look-ups of a single common word cost much and add an IDF near zero."""
+    kb.bind_embedding("test/model", 4)
+    texts = [f"アメリカの東京タワーの話 {i}" for i in range(5)]
+    chunks = [ChunkDraft(text) for text in texts]
+    kb.replace_source(Source("u"), chunks, np.ones((len(chunks), 4), np.float32))
+    db = kb._reader()
+    seeded = Bm25Params(candidate_max_chunks=3)
+    assert len(phrase_hits(db, "アメリカ", 10)) == 5
+    assert phrase_hits(db, "アメリカ", 10, seeded) == []
+    assert len(phrase_hits(db, "東京タワー", 10, seeded)) == 5  # two words: always looked up
+    assert len(kb.search_keyword("アメリカ", 10, seeded)) == 5  # the token search still finds it

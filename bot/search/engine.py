@@ -152,7 +152,7 @@ class SearchEngine:
     async def _search_keyword(self, query: str, fetch: int) -> list[ScoredId]:
         token, phrase = await asyncio.gather(
             asyncio.to_thread(self._kb.search_tokens, query, fetch, self.config.bm25),
-            asyncio.to_thread(self._kb.search_phrases, query, fetch),
+            asyncio.to_thread(self._kb.search_phrases, query, fetch, self.config.bm25),
         )
         return merge_hits(token, phrase, fetch)
 
