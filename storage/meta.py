@@ -9,6 +9,8 @@ from storage.errors import EmbeddingMismatchError
 
 MODEL_KEY = "embedding_model"
 DIM_KEY = "embedding_dim"
+# The write counter; its key predates the keyword caches that read it too.
+GENERATION_KEY = "vectors_generation"
 
 
 def get(db: apsw.Connection, key: str) -> str | None:
@@ -22,6 +24,23 @@ def put(db: apsw.Connection, key: str, value: str) -> None:
         "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
         (key, value),
     )
+
+
+def bump_generation(db: apsw.Connection) -> None:
+    """Count one more write of chunks or vectors (every write of chunks writes vectors too).
+
+    In-memory copies (the vector matrix, keyword chunk counts) reload when it has moved.
+    """
+    db.execute(
+        "INSERT INTO meta(key, value) VALUES (?, '1') ON CONFLICT(key) DO UPDATE "
+        "SET value = CAST(value AS INTEGER) + 1",
+        (GENERATION_KEY,),
+    )
+
+
+def generation(db: apsw.Connection) -> int:
+    rows = db.execute("SELECT value FROM meta WHERE key = ?", (GENERATION_KEY,)).fetchall()
+    return int(str(rows[0][0])) if rows else 0
 
 
 def record_embedding(db: apsw.Connection, model: str, dim: int) -> None:

@@ -3,7 +3,7 @@
 Measured here (2 cores): vec0's brute-force cosine k-NN over 100k × 384 floats takes ~100 ms
 per query, a numpy matrix product over the same data 18 ms on one core. The table stays the one
 source of truth (any SQLite with sqlite-vec can query the file); the copy is rebuilt whenever
-the `vectors_generation` counter, bumped in every transaction that writes vectors, has moved.
+the knowledge base's write counter (`meta.generation`) has moved.
 
 Above `EXACT_MAX_ROWS` rows, a 128-dimension PCA projection picks the closest 5% first and only
 those are scored exactly: a third of the memory traffic. On scifact and jaquad-dev 99% of the
@@ -20,10 +20,10 @@ import numpy as np
 import numpy.typing as npt
 from threadpoolctl import threadpool_limits
 
+from storage import meta
 from storage.records import ScoredId
 
 Matrix = npt.NDArray[np.float32]
-GENERATION_KEY = "vectors_generation"
 EXACT_MAX_ROWS = 20_000
 PROJECTED_DIMS = 128
 POOL_SHARE = 0.05
@@ -46,20 +46,7 @@ def create_table(db: apsw.Connection, dim: int) -> None:
 
 def drop_table(db: apsw.Connection) -> None:
     db.execute("DROP TABLE IF EXISTS chunk_vectors")
-    bump_generation(db)
-
-
-def bump_generation(db: apsw.Connection) -> None:
-    db.execute(
-        "INSERT INTO meta(key, value) VALUES (?, '1') ON CONFLICT(key) DO UPDATE "
-        "SET value = CAST(value AS INTEGER) + 1",
-        (GENERATION_KEY,),
-    )
-
-
-def generation(db: apsw.Connection) -> int:
-    rows = db.execute("SELECT value FROM meta WHERE key = ?", (GENERATION_KEY,)).fetchall()
-    return int(str(rows[0][0])) if rows else 0
+    meta.bump_generation(db)
 
 
 def insert(db: apsw.Connection, chunk_ids: list[int], vectors: Matrix) -> None:
@@ -68,14 +55,14 @@ def insert(db: apsw.Connection, chunk_ids: list[int], vectors: Matrix) -> None:
         "INSERT INTO chunk_vectors(rowid, embedding) VALUES (?, ?)",
         ((chunk_id, row.tobytes()) for chunk_id, row in zip(chunk_ids, normalized, strict=True)),
     )
-    bump_generation(db)
+    meta.bump_generation(db)
 
 
 def delete(db: apsw.Connection, chunk_ids: list[int]) -> None:
     if not chunk_ids:
         return
     db.executemany("DELETE FROM chunk_vectors WHERE rowid = ?", ((i,) for i in chunk_ids))
-    bump_generation(db)
+    meta.bump_generation(db)
 
 
 def _unit_rows(matrix: Matrix) -> Matrix:
@@ -138,7 +125,7 @@ class VectorIndex:
 
     def _refresh(self, db: apsw.Connection) -> _Snapshot:
         with self._lock:
-            current = generation(db)
+            current = meta.generation(db)
             if current != self._generation:
                 self._snapshot = self._load(db)
                 self._generation = current
