@@ -6,6 +6,7 @@ cause become `ShioriError`s with a message fit to show.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
 from pathlib import Path
@@ -73,7 +74,7 @@ class Assistant:
             case Help():
                 return self._text("help", usage=USAGE)
             case Delete(target):
-                return self.delete(target)
+                return await self.delete(target)
             case Add(target) if _is_url(target):
                 return await self.add_url(target, progress)
             case Add(target):
@@ -107,11 +108,13 @@ class Assistant:
                 return path.resolve().as_uri()
         return target
 
-    def delete(self, target: str) -> str:
+    async def delete(self, target: str) -> str:
         url = self._source_key(target)
-        removed = self._services.kb.delete_source(url)
+        kb = self._services.kb
+        removed = await asyncio.to_thread(kb.delete_source, url)
         if removed is None:
             return self._text("not_stored", url=url)
+        await asyncio.to_thread(kb.compact_keyword_index)
         return self._text("deleted", url=url, chunks=removed)
 
     async def add_url(self, url: str, progress: ProgressCallback | None) -> str:

@@ -11,6 +11,8 @@ MODEL_KEY = "embedding_model"
 DIM_KEY = "embedding_dim"
 # The write counter; its key predates the keyword caches that read it too.
 GENERATION_KEY = "vectors_generation"
+# Chunk rows inserted or deleted since the keyword indexes were last compacted.
+KEYWORD_WRITES_KEY = "keyword_writes_since_compaction"
 
 
 def get(db: apsw.Connection, key: str) -> str | None:
@@ -26,16 +28,21 @@ def put(db: apsw.Connection, key: str, value: str) -> None:
     )
 
 
+def add(db: apsw.Connection, key: str, amount: int) -> None:
+    """Add to an integer value (missing counts as 0)."""
+    db.execute(
+        "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE "
+        "SET value = CAST(value AS INTEGER) + excluded.value",
+        (key, str(amount)),
+    )
+
+
 def bump_generation(db: apsw.Connection) -> None:
     """Count one more write of chunks or vectors (every write of chunks writes vectors too).
 
     In-memory copies (the vector matrix, keyword chunk counts) reload when it has moved.
     """
-    db.execute(
-        "INSERT INTO meta(key, value) VALUES (?, '1') ON CONFLICT(key) DO UPDATE "
-        "SET value = CAST(value AS INTEGER) + 1",
-        (GENERATION_KEY,),
-    )
+    add(db, GENERATION_KEY, 1)
 
 
 def generation(db: apsw.Connection) -> int:

@@ -6,6 +6,7 @@ import pytest
 from bot.errors import IngestError
 from bot.ingest.local import read_corpus, read_file, read_path
 from bot.ingest.pipeline import Document, EventKind, Ingestor, ProgressEvent
+from storage import meta
 from storage.knowledge_base import KnowledgeBase
 from tests.conftest import TEST_PAGES
 from tests.fakes import HashingEmbedder
@@ -42,6 +43,17 @@ async def test_many_documents_batch_embeddings_and_report_progress(
     assert summary.stored == 20 and summary.chunks == 20 and not summary.failures
     assert len(events) == 20
     assert embedder.document_calls < 20  # several documents per embedding call
+
+
+async def test_an_ingestion_job_ends_by_compacting_the_keyword_index_when_due(
+    ingestor: Ingestor, kb: KnowledgeBase, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("storage.keyword.COMPACT_MIN_ROWS", 10)
+    await ingestor.ingest_many([Document(f"u{i}", "T", f"Page {i} text.") for i in range(4)])
+    assert meta.get(kb._writer, meta.KEYWORD_WRITES_KEY) == "4"  # not due: left for later
+    await ingestor.ingest_many([Document(f"v{i}", "T", f"Page {i} text.") for i in range(6)])
+    assert meta.get(kb._writer, meta.KEYWORD_WRITES_KEY) == "0"
+    assert len(kb.search_keyword("page", 20)) == 10
 
 
 async def test_a_failing_document_does_not_stop_the_others(ingestor: Ingestor) -> None:

@@ -4,7 +4,7 @@ import apsw
 import numpy as np
 import pytest
 
-from storage import migrations
+from storage import meta, migrations
 from storage.db import connect
 from storage.errors import EmbeddingMismatchError, SchemaTooNewError
 from storage.knowledge_base import KnowledgeBase
@@ -228,3 +228,23 @@ def test_vector_copy_reloads_after_reindex_and_long_gaps(
     kept = bound.search_vector(np.ones(6, dtype=np.float32), 20)
     assert {hit.chunk_id for hit in kept} == {hit.chunk_id for hit in fresh}
     assert len(fresh) == 12
+
+
+def test_enough_chunk_writes_make_keyword_compaction_due(
+    bound: KnowledgeBase, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("storage.keyword.COMPACT_MIN_ROWS", 12)
+    texts = drafts("apple pie recipe", "banana split", "cherry tart")
+    bound.replace_source(Source("u"), texts, vectors(3))
+    bound.replace_source(Source("u"), texts, vectors(3))  # 3 deleted + 3 inserted
+    assert meta.get(bound._writer, meta.KEYWORD_WRITES_KEY) == "9"
+    assert not bound.compact_keyword_index()  # not due yet
+    bound.delete_source("u")
+    bound.replace_source(Source("u"), texts, vectors(3))
+    assert bound.compact_keyword_index()  # 15 rows written
+    assert meta.get(bound._writer, meta.KEYWORD_WRITES_KEY) == "0"
+    current = {chunk.text: chunk.id for chunk in bound.chunks(list(range(1, 20)))}
+    assert [hit.chunk_id for hit in bound.search_keyword("banana", 5)] == [current["banana split"]]
+    assert bound.compact_keyword_index(force=True)
+    assert [hit.chunk_id for hit in bound.search_keyword("cherry", 5)] == [current["cherry tart"]]
+    assert bound.search_keyword("apple pie", 5)[0].chunk_id == current["apple pie recipe"]

@@ -171,6 +171,7 @@ class Ingestor:
                 pending = []
         if pending:
             await self._store(pending, report)
+        await asyncio.to_thread(self._kb.compact_keyword_index)
         return summary
 
     async def _store(self, batch: list[_Prepared], report: ProgressCallback) -> None:
