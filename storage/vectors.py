@@ -235,7 +235,7 @@ class VectorIndex:
         first, last = self._log_position(db)
         if old.count == 0 or first is None or first > old.log_position + 1:
             return None
-        if last - old.log_position > RELOAD_SHARE * max(old.count, 1):
+        if last - old.log_position > RELOAD_SHARE * old.count:
             return None
         final: dict[int, bool] = {}
         for chunk_id, added in db.execute(
@@ -248,7 +248,7 @@ class VectorIndex:
         alive = np.ones(old.count, dtype=bool) if old.alive is None else old.alive[: old.count]
         alive = alive & ~np.isin(old.ids[: old.count], touched)
         count = old.count + len(added_ids)
-        dead = count - int(alive.sum()) - len(added_ids)
+        dead = old.count - int(alive.sum())
         crosses = old.projection is None and count > self._exact_max_rows
         if dead > RELOAD_SHARE * count or crosses or count > 2 * old.fitted_rows:
             return None

@@ -15,7 +15,7 @@ import math
 import mmap
 import os
 import struct
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -45,11 +45,18 @@ def bundled_model_path() -> Path:
     return Path(next(iter(spec.submodule_search_locations))) / "e5-small-q4.bin"
 
 
-def dequantize(blocks: npt.NDArray[np.void], rows: int, columns: int) -> Matrix:
-    """Unpack Q4_0 rows: byte j of a block holds weight j (low nibble) and j+16 (high)."""
-    blocks = blocks.reshape(rows, columns // BLOCK)
+def unpack_nibbles(blocks: npt.NDArray[np.void]) -> npt.NDArray[np.uint8]:
+    """The 32 unsigned 4-bit values of each Q4_0 block, in weight order: byte j of a block
+    holds weight j (low nibble) and weight j+16 (high nibble)."""
     nibbles = blocks["nibbles"]
-    values = np.concatenate([nibbles & 0x0F, nibbles >> 4], axis=-1).astype(np.float32) - 8
+    ordered: npt.NDArray[np.uint8] = np.concatenate([nibbles & 0x0F, nibbles >> 4], axis=-1)
+    return ordered
+
+
+def dequantize(blocks: npt.NDArray[np.void], rows: int, columns: int) -> Matrix:
+    """Q4_0 rows as floats: (value - 8) × the block's scale."""
+    blocks = blocks.reshape(rows, columns // BLOCK)
+    values = unpack_nibbles(blocks).astype(np.float32) - 8
     scaled: Matrix = values * blocks["scale"].astype(np.float32)[..., None]
     return scaled.reshape(rows, columns)
 
@@ -119,7 +126,7 @@ class ModelImage:
     eos: int
     tokenizer: UnigramTokenizer
     data: memoryview
-    tensors: dict[str, tuple[int, int]] = field(default_factory=dict)
+    tensors: dict[str, tuple[int, int]]  # name → (byte offset, element count)
 
     @classmethod
     def load(cls, path: Path) -> ModelImage:
@@ -132,16 +139,27 @@ class ModelImage:
         (eps,) = cursor.floats("f")
         cursor.ints("i")  # block size: always 32
         bos, eos, tokenizer = _read_tokenizer(cursor)
-        image = cls(
-            hidden, layers, heads, ffn, vocabulary, positions, eps, bos, eos, tokenizer, data
-        )
+        tensors: dict[str, tuple[int, int]] = {}
         (entries,) = cursor.ints("i")
         for _ in range(entries):
             (name_length,) = cursor.ints("H")
             name = cursor.take(name_length).decode()
             _dtype, count, offset, _size = cursor.ints("BIQQ")
-            image.tensors[name] = (offset, count)
-        return image
+            tensors[name] = (offset, count)
+        return cls(
+            hidden,
+            layers,
+            heads,
+            ffn,
+            vocabulary,
+            positions,
+            eps,
+            bos,
+            eos,
+            tokenizer,
+            data,
+            tensors,
+        )
 
     def floats(self, name: str) -> Matrix:
         offset, count = self.tensors[name]
@@ -238,8 +256,7 @@ class _GraphBuilder:
         """x @ Wᵀ + b with W kept as Q4_0 blocks, repacked to MatMulNBits' nibble order."""
         rows = len(blocks) * BLOCK // inputs
         blocks = blocks.reshape(rows, inputs // BLOCK)
-        nibbles = blocks["nibbles"]
-        ordered = np.concatenate([nibbles & 0x0F, nibbles >> 4], axis=-1)
+        ordered = unpack_nibbles(blocks)
         packed = (ordered[..., 0::2] | (ordered[..., 1::2] << 4)).astype(np.uint8)
         product = self.op(
             "MatMulNBits",
